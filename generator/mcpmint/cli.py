@@ -1,0 +1,5 @@
+"""Command line (placeholder until the pipeline lands)."""
+
+import typer
+
+app = typer.Typer()
