@@ -1,0 +1,192 @@
+"""Names: tool names, argument names, Python identifiers and class names.
+
+Every name that reaches code or the file system comes from here and is built from an allowlist
+of characters, so spec text can never smuggle syntax or path separators through a name.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import keyword
+import re
+import unicodedata
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+TOOL_NAME_PATTERN = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
+DEFAULT_MAX_TOOL_NAME = 64
+
+# Words a long name can lose first without becoming ambiguous to a reader.
+_FILLER_WORDS = frozenset({"a", "an", "the", "of", "by", "for", "with", "and", "to", "in", "on"})
+# Words in API titles that say nothing about which API it is.
+_GENERIC_TITLE_WORDS = frozenset(
+    {"swagger", "openapi", "open", "api", "apis", "rest", "restful", "http", "web", "the", "v1"}
+)
+_METHOD_ACTIONS = {
+    "get": "get",
+    "put": "replace",
+    "post": "create",
+    "patch": "update",
+    "delete": "delete",
+    "head": "check",
+    "options": "options",
+    "trace": "trace",
+}
+# Attribute names a pydantic model or our runtime would shadow.
+_RESERVED_ARGUMENTS = frozenset({"self", "cls", "model_config", "model_fields"})
+
+
+def ascii_fold(text: str) -> str:
+    """`naïve` -> `naive`: drop accents, then anything that is still not ASCII."""
+    decomposed = unicodedata.normalize("NFKD", text)
+    return decomposed.encode("ascii", "ignore").decode("ascii")
+
+
+def words(text: str) -> list[str]:
+    """Lower-case words of an identifier in any casing: `listPets`, `get-user`, `HTTPServer`."""
+    text = ascii_fold(text)
+    text = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", text)
+    text = re.sub(r"([A-Z]+)([A-Z][a-z])", r"\1 \2", text)
+    return [w.lower() for w in re.split(r"[^A-Za-z0-9]+", text) if w]
+
+
+def snake(text: str) -> str:
+    return "_".join(words(text))
+
+
+def pascal(text: str) -> str:
+    return "".join(w[:1].upper() + w[1:] for w in words(text))
+
+
+def env_name(text: str) -> str:
+    """An environment variable word: `bearerAuth` -> `BEARER_AUTH`, `OAuth2` -> `OAUTH2`."""
+    text = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", ascii_fold(text))
+    return "_".join(w for w in re.split(r"[^A-Za-z0-9]+", text) if w).upper()
+
+
+def namespace_from_title(title: str) -> str:
+    """`Swagger Petstore` -> `petstore`, `GitHub v3 REST API` -> `github`."""
+    # Split on punctuation and spaces only: `GitHub` is one word here, not `git hub`.
+    tokens = [w.lower() for w in re.split(r"[^A-Za-z0-9]+", ascii_fold(title)) if w]
+    candidates = [w for w in tokens if w not in _GENERIC_TITLE_WORDS and w[0].isalpha()]
+    if not candidates:
+        return "api"
+    return candidates[0][:24]
+
+
+def is_python_identifier(name: str) -> bool:
+    return name.isidentifier() and name.isascii() and not keyword.iskeyword(name)
+
+
+def argument_name(wire_name: str) -> str:
+    """The argument name the model sees for a wire name (G10).
+
+    Names that are already plain identifiers stay as they are (`petId`), so the model can map
+    the API's documentation onto the arguments. Others are folded to snake case
+    (`X-Request-Id` -> `x_request_id`, `completed_at.after` -> `completed_at_after`). Keywords
+    get a trailing underscore (`class_`), leading digits a prefix (`n1st`), and names that
+    would start with an underscore lose it: pydantic treats those as private. Returns "" for a
+    name with nothing usable in it; the caller reports that as an error.
+    """
+    if is_python_identifier(wire_name) and not wire_name.startswith("_"):
+        name = wire_name
+    else:
+        name = snake(wire_name)
+    if not name:
+        # `_` or `$$` still name something; only the empty string names nothing.
+        return "arg" if wire_name else ""
+    if name[0].isdigit():
+        name = "n" + name
+    if keyword.iskeyword(name) or keyword.issoftkeyword(name) or name in _RESERVED_ARGUMENTS:
+        name += "_"
+    return name
+
+
+def operation_words(operation_id: str, method: str, path: str) -> list[str]:
+    """Words of a tool's base name: the operationId's, or an action plus the path's resources."""
+    if operation_id and (found := words(operation_id)):
+        return found
+    segments = [s for s in path.split("/") if s]
+    resource = [w for s in segments if not s.startswith("{") for w in words(s)]
+    is_item = bool(segments) and segments[-1].startswith("{")
+    action = _METHOD_ACTIONS.get(method.lower(), method.lower())
+    if method.lower() == "get" and not is_item:
+        action = "list"
+    return [action, *resource] or [action]
+
+
+def fit(prefix: str, name_words: list[str], max_length: int) -> tuple[str, bool]:
+    """Join `prefix` and words with `_` within `max_length`; True when words had to go.
+
+    Filler words go first, then whole words from the end: names stay readable (never
+    `lst_pts`), and the words that usually carry the action and the resource survive.
+    """
+    joined = "_".join([prefix, *name_words]) if prefix else "_".join(name_words)
+    if len(joined) <= max_length:
+        return joined, False
+    kept = [w for w in name_words if w not in _FILLER_WORDS] or name_words[:1]
+    while len(kept) > 1 and len("_".join([prefix, *kept])) > max_length:
+        kept.pop()
+    joined = "_".join([prefix, *kept]) if prefix else "_".join(kept)
+    return joined[:max_length].rstrip("_"), True
+
+
+def short_hash(text: str, length: int = 4) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:length]
+
+
+@dataclass(frozen=True)
+class NameRequest:
+    source: str  # where the name comes from, for diagnostics: a location string
+    key: str  # stable identity of the source, e.g. "GET /pets" (hashed for disambiguation)
+    words: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class NameCollision:
+    name: str
+    sources: tuple[str, ...]
+
+
+def assign_tool_names(
+    namespace: str, requests: Iterable[NameRequest], max_length: int = DEFAULT_MAX_TOOL_NAME
+) -> tuple[dict[str, str], list[NameCollision]]:
+    """Map each request's key to a unique tool name, or report collisions.
+
+    Two sources whose full names are equal (`get-user` and `getUser`, G9) are a collision the
+    user must resolve: guessing which one keeps the plain name would make names depend on
+    spec order. Names that only collide because they were shortened to fit get a short
+    hash of their source key, which is stable across regenerations.
+    """
+    full: dict[str, list[NameRequest]] = {}
+    for request in requests:
+        full.setdefault("_".join([namespace, *request.words]), []).append(request)
+    collisions = [
+        NameCollision(name, tuple(sorted(r.source for r in group)))
+        for name, group in sorted(full.items())
+        if len(group) > 1
+    ]
+    fitted: dict[str, tuple[str, bool]] = {}
+    for group in full.values():
+        for request in group:
+            fitted[request.key] = fit(namespace, list(request.words), max_length)
+    counts: dict[str, int] = {}
+    for name, _ in fitted.values():
+        counts[name] = counts.get(name, 0) + 1
+    names: dict[str, str] = {}
+    for key, (name, shortened) in sorted(fitted.items()):
+        if shortened and counts[name] > 1:
+            suffix = "_" + short_hash(key)
+            name = name[: max_length - len(suffix)].rstrip("_") + suffix
+        names[key] = name
+    return names, collisions
+
+
+def unique(name: str, taken: set[str]) -> str:
+    """`name`, or `name_2`, `name_3`, ... whichever is free; records the result in `taken`."""
+    candidate, n = name, 2
+    while candidate in taken:
+        candidate = f"{name}_{n}"
+        n += 1
+    taken.add(candidate)
+    return candidate
