@@ -1,0 +1,653 @@
+"""Load stage: read a spec and every file it references into one bundled document.
+
+Untrusted input is read defensively: sizes are checked before reading, YAML is only *composed*
+by PyYAML (no constructor runs, so no tag can execute code) and turned into plain values here,
+under limits on aliases, depth and expanded size. Every `$ref` is resolved at load time, only
+to files inside the spec's folder, never over the network, and rewritten to a local pointer:
+external files are mounted whole under `x-mcpmint-files`, so later stages only ever see
+`#/...` references (see `refs.py`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import posixpath
+import re
+import stat
+from collections import deque
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote
+
+# PyYAML ships no type hints; `unused-ignore` keeps this clean once types-PyYAML is installed.
+import yaml  # type: ignore[import-untyped, unused-ignore]
+from yaml.constructor import SafeConstructor  # type: ignore[import-untyped, unused-ignore]
+from yaml.nodes import (  # type: ignore[import-untyped, unused-ignore]
+    MappingNode,
+    Node,
+    ScalarNode,
+    SequenceNode,
+)
+
+from .diagnostics import DiagnosticSink
+from .refs import PointerError, escape_token, resolve_pointer, split
+
+MOUNT_KEY = "x-mcpmint-files"
+
+# libyaml's composer is several times faster than the pure-Python one, with the same marks.
+_YAML_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+_STD = "tag:yaml.org,2002:"
+_STR, _INT, _FLOAT, _BOOL, _NULL = (_STD + t for t in ("str", "int", "float", "bool", "null"))
+_TIMESTAMP, _BINARY, _MERGE = _STD + "timestamp", _STD + "binary", _STD + "merge"
+_SEQ, _MAP = _STD + "seq", _STD + "map"
+_KEY_TAGS = frozenset({_STR, _INT, _FLOAT, _BOOL, _NULL, _TIMESTAMP})
+
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
+
+_YAML_HINT = "fix the YAML at this position (indent with spaces, never tabs)"
+_TAG_HINT = (
+    "remove the tag: only plain YAML (mappings, lists, strings, numbers, booleans, null) "
+    "is accepted, and tags are never executed"
+)
+_NETWORK_HINT = (
+    "mcpmint never fetches anything over the network: download the file into the spec "
+    "folder and reference it by a relative path"
+)
+_OUTSIDE_HINT = (
+    "only files inside the folder of the entry spec can be referenced: copy the file there "
+    "and use a relative path"
+)
+_MISSING_HINT = "relative $refs are resolved from the folder of the file that contains them"
+_POINTER_HINT = "the part after `#` must name an existing location, e.g. #/components/schemas/Pet"
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Bounds on what one load may read and build, so hostile input fails fast and clearly."""
+
+    max_bytes: int = 25 * 1024 * 1024  # per file and in total
+    max_aliases: int = 100  # YAML alias nodes per file
+    max_depth: int = 256  # nesting of mappings/sequences
+    max_nodes: int = 5_000_000  # constructed values, counting alias expansions
+
+
+@dataclass(frozen=True)
+class _Source:
+    """Where the values of one file came from, in that file's own pointer space."""
+
+    display: str
+    # Escaped pointer ("" or "/a/b") -> line << 32 | column, both 1-based; None for JSON,
+    # whose locations are the pointers themselves.
+    positions: Mapping[str, int] | None
+
+    def locate(self, pointer: str) -> str:
+        if self.positions is None:
+            return f"{self.display}#{pointer}" if pointer else self.display
+        while True:
+            packed = self.positions.get(pointer)
+            if packed is not None:
+                return f"{self.display}:{packed >> 32}:{packed & 0xFFFFFFFF}"
+            if not pointer:
+                return self.display
+            pointer = pointer.rsplit("/", 1)[0]
+
+
+@dataclass(frozen=True)
+class RawDocument:
+    """The bundled document and where each of its values came from."""
+
+    path: Path  # the entry file as the user gave it (used for display)
+    root: Path  # realpath of the folder no file outside of is ever read
+    data: dict[str, Any]  # every $ref in it is local ("#/...")
+    files: tuple[Path, ...]  # every file read, entry first, then sorted
+    # Mount key -> source; "" is the entry file.
+    _sources: Mapping[str, _Source] = field(default_factory=dict, repr=False, compare=False)
+
+    def locate(self, pointer: str) -> str:
+        """`file:line:col` (YAML) or `file#/pointer` (JSON) of the value at `pointer`.
+
+        Pointers into `#/x-mcpmint-files/<file>/...` are mapped back to that file. For YAML
+        the nearest ancestor with a known position is used.
+        """
+        try:
+            tokens = split(pointer)
+        except PointerError:
+            tokens = []
+        source = self._sources[""]
+        if len(tokens) >= 2 and tokens[0] == MOUNT_KEY and tokens[1] in self._sources:
+            source = self._sources[tokens[1]]
+            tokens = tokens[2:]
+        return source.locate("".join("/" + escape_token(t) for t in tokens))
+
+
+def load_document(
+    path: Path, sink: DiagnosticSink, limits: Limits = Limits(), *, root: Path | None = None
+) -> RawDocument | None:
+    """Read `path` and every file it references into one bundled `RawDocument`.
+
+    Args:
+        path: the entry spec (YAML or JSON).
+        sink: receives every problem found, each located at file:line:col or file#/pointer.
+        limits: bounds on bytes, YAML aliases, nesting depth and expanded values.
+        root: the folder that `$ref`s may read from; defaults to the entry file's folder.
+            It must contain the entry file.
+
+    Returns:
+        The bundled document, or None if any error was reported.
+    """
+    errors_before = len(sink.errors)
+    root_real = os.path.realpath(root if root is not None else path.parent)
+    bundler = _Bundler(path, root_real, sink, limits)
+    document = bundler.run()
+    if document is None or len(sink.errors) > errors_before:
+        return None
+    return document
+
+
+class _Refused(Exception):
+    """One located problem that stops reading the current file."""
+
+    def __init__(self, location: str, message: str, hint: str = "") -> None:
+        super().__init__(message)
+        self.location = location
+        self.message = message
+        self.hint = hint
+
+
+@dataclass
+class _File:
+    real: str
+    key: str  # path relative to the root, POSIX; "" for the entry file
+    display: str
+    data: Any
+    source: _Source
+
+
+def _pack(mark: Any) -> int:
+    return (int(mark.line) + 1) << 32 | (int(mark.column) + 1)
+
+
+def _inside(path: str, root: str) -> bool:
+    return path == root or os.path.commonpath([root, path]) == root
+
+
+def _mount_pointer(file: _File) -> str:
+    if not file.key:
+        return "#"
+    # refs.split() percent-decodes tokens, so a literal % in a file name must be encoded.
+    return f"#/{MOUNT_KEY}/" + escape_token(file.key).replace("%", "%25")
+
+
+class _Bundler:
+    def __init__(self, path: Path, root: str, sink: DiagnosticSink, limits: Limits) -> None:
+        self.path = path
+        self.root = root
+        self.sink = sink
+        self.limits = limits
+        self.entry_dir = os.path.realpath(path.parent)
+        self.display_dir = path.parent.as_posix()
+        self.files: dict[str, _File | None] = {}  # realpath -> file; None if it failed
+        self.queue: deque[_File] = deque()
+        self.bytes_read = 0
+
+    def run(self) -> RawDocument | None:
+        display = self.path.as_posix()
+        real = os.path.realpath(self.path)
+        if not _inside(self.entry_dir, self.root):
+            self.sink.error(display, f"the spec is outside its root folder {self.root}")
+            return None
+        entry = self._load(real, "", display, None)
+        if entry is None:
+            return None
+        if not isinstance(entry.data, dict):
+            self.sink.error(
+                entry.source.locate(""),
+                f"not an OpenAPI document: {_describe_top_level(entry.data)}",
+                "expected a top-level `openapi: 3.x` key",
+            )
+            return None
+        if MOUNT_KEY in entry.data:
+            self.sink.error(
+                entry.source.locate("/" + MOUNT_KEY),
+                f"`{MOUNT_KEY}` is reserved for files mcpmint bundles",
+                "rename or remove this key",
+            )
+        while self.queue:
+            self._resolve_refs(self.queue.popleft())
+        mounted = sorted(
+            (f for f in self.files.values() if f is not None and f.key), key=lambda f: f.key
+        )
+        if mounted:
+            entry.data[MOUNT_KEY] = {f.key: f.data for f in mounted}
+        sources = {"": entry.source} | {f.key: f.source for f in mounted}
+        return RawDocument(
+            path=self.path,
+            root=Path(self.root),
+            data=entry.data,
+            files=(self.path, *(Path(f.display) for f in mounted)),
+            _sources=sources,
+        )
+
+    # ------------------------------------------------------------------ reading one file
+    def _load(self, real: str, key: str, display: str, referrer: str | None) -> _File | None:
+        if real in self.files:
+            return self.files[real]
+        self.files[real] = None
+        try:
+            data, source = self._read(real, display, referrer)
+        except _Refused as exc:
+            self.sink.error(exc.location, exc.message, exc.hint)
+            return None
+        file = _File(real, key, display, data, source)
+        self.files[real] = file
+        self.queue.append(file)
+        return file
+
+    def _read(self, real: str, display: str, referrer: str | None) -> tuple[Any, _Source]:
+        where = referrer or display
+        try:
+            info = os.stat(real)
+        except OSError as exc:
+            hint = _MISSING_HINT if referrer else ""
+            raise _Refused(where, f"cannot read {display}: {exc.strerror}", hint) from None
+        if not stat.S_ISREG(info.st_mode):
+            raise _Refused(where, f"{display} is not a regular file")
+        limit = self.limits.max_bytes
+        if info.st_size > limit:
+            raise _Refused(
+                display,
+                f"file is {info.st_size} bytes, more than the limit of {limit} (max_bytes)",
+                "split the spec into smaller files or raise the byte limit",
+            )
+        if self.bytes_read + info.st_size > limit:
+            raise _Refused(
+                display,
+                f"the spec's files together exceed {limit} bytes (max_bytes)",
+                "reference fewer or smaller files",
+            )
+        try:
+            with open(real, "rb") as handle:
+                # One byte more than stat() promised tells us the file grew meanwhile.
+                raw = handle.read(info.st_size + 1)
+        except OSError as exc:
+            raise _Refused(where, f"cannot read {display}: {exc.strerror}") from None
+        if len(raw) > info.st_size:
+            raise _Refused(display, f"{display} changed while it was being read")
+        self.bytes_read += len(raw)
+        text = _decode(raw, display)
+        if real.lower().endswith(".json"):
+            return _parse_json(text, display, self.limits, self.sink)
+        if text.lstrip().startswith("{"):
+            try:
+                return _parse_json(text, display, self.limits, self.sink)
+            except _Refused:
+                pass  # a YAML flow mapping is not necessarily JSON
+        return _parse_yaml(text, display, self.limits, self.sink)
+
+    def _display(self, real: str) -> str:
+        relative = Path(os.path.relpath(real, self.entry_dir)).as_posix()
+        return posixpath.normpath(posixpath.join(self.display_dir, relative))
+
+    # ------------------------------------------------------------------ $ref resolution
+    def _resolve_refs(self, file: _File) -> None:
+        # YAML aliases can share one container between places: visit each container once, or
+        # a ref would be rewritten twice.
+        seen: set[int] = set()
+        stack: list[tuple[Any, str]] = [(file.data, "")]
+        while stack:
+            node, pointer = stack.pop()
+            if id(node) in seen:
+                continue
+            seen.add(id(node))
+            if isinstance(node, dict):
+                ref = node.get("$ref")
+                if isinstance(ref, str):
+                    new = self._resolve(file, ref, pointer + "/$ref")
+                    if new is not None:
+                        node["$ref"] = new
+                children = [
+                    (v, pointer + "/" + escape_token(k))
+                    for k, v in node.items()
+                    if isinstance(v, dict | list)
+                ]
+            elif isinstance(node, list):
+                children = [
+                    (v, f"{pointer}/{i}") for i, v in enumerate(node) if isinstance(v, dict | list)
+                ]
+            else:
+                continue
+            stack.extend(reversed(children))
+
+    def _resolve(self, file: _File, ref: str, pointer: str) -> str | None:
+        """The local pointer that replaces `ref`, or None (error reported)."""
+        where = file.source.locate(pointer)
+        try:
+            target, fragment = self._target(file, ref, where)
+        except _Refused as exc:
+            self.sink.error(exc.location, exc.message, exc.hint)
+            return None
+        if target is None:
+            return None
+        if fragment and not fragment.startswith("/"):
+            self.sink.error(
+                where,
+                f"unsupported $ref {ref!r}: the part after `#` must be a JSON pointer",
+                _POINTER_HINT,
+            )
+            return None
+        try:
+            resolve_pointer(target.data, "#" + fragment)
+        except PointerError:
+            self.sink.error(
+                where,
+                f"broken $ref {ref!r}: nothing at #{fragment} in {target.display}",
+                _POINTER_HINT,
+            )
+            return None
+        return _mount_pointer(target) + fragment
+
+    def _target(self, file: _File, ref: str, where: str) -> tuple[_File | None, str]:
+        location, _, fragment = ref.partition("#")
+        if not location:
+            return file, fragment
+        scheme = _SCHEME.match(location)
+        if scheme is not None and scheme.group().lower() == "file:":
+            raise _Refused(where, f"$ref {ref!r} points outside the spec folder", _OUTSIDE_HINT)
+        if scheme is not None or location.startswith("//"):
+            # Any other scheme names a resource we would have to fetch: never done.
+            raise _Refused(where, f"network $ref refused: {ref!r}", _NETWORK_HINT)
+        try:
+            real = os.path.realpath(os.path.join(os.path.dirname(file.real), unquote(location)))
+        except (OSError, ValueError):
+            raise _Refused(where, f"invalid $ref path {ref!r}", _MISSING_HINT) from None
+        if not _inside(real, self.root):
+            raise _Refused(where, f"$ref {ref!r} points outside the spec folder", _OUTSIDE_HINT)
+        display = self._display(real)
+        if not os.path.exists(real):
+            raise _Refused(where, f"$ref {ref!r}: file {display} does not exist", _MISSING_HINT)
+        key = Path(os.path.relpath(real, self.root)).as_posix()
+        return self._load(real, key, display, where), fragment
+
+
+def _describe_top_level(value: Any) -> str:
+    if value is None:
+        return "the file is empty"
+    if isinstance(value, list):
+        return "the top level is a list"
+    return f"the top level is a {type(value).__name__} value"
+
+
+def _decode(raw: bytes, display: str) -> str:
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise _Refused(
+            f"{display}:{line}:{column}",
+            f"the file is not valid UTF-8 (byte 0x{raw[exc.start]:02x})",
+            "save the file as UTF-8",
+        ) from None
+
+
+# ---------------------------------------------------------------------- JSON
+def _parse_json(
+    text: str, display: str, limits: Limits, sink: DiagnosticSink
+) -> tuple[Any, _Source]:
+    duplicates: dict[int, list[str]] = {}
+
+    def pairs_hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        result = dict(pairs)
+        if len(result) != len(pairs):
+            seen: set[str] = set()
+            repeated = duplicates.setdefault(id(result), [])
+            for key, _ in pairs:
+                if key in seen:
+                    repeated.append(key)
+                seen.add(key)
+        return result
+
+    try:
+        data = json.loads(text, object_pairs_hook=pairs_hook)
+    except json.JSONDecodeError as exc:
+        raise _Refused(
+            f"{display}:{exc.lineno}:{exc.colno}",
+            f"JSON syntax error: {exc.msg}",
+            "fix the JSON at this position",
+        ) from None
+    except RecursionError:
+        raise _Refused(display, _depth_message(limits), _DEPTH_HINT) from None
+    source = _Source(display, None)
+    _check_json(data, limits, duplicates, source, sink)
+    return data, source
+
+
+_DEPTH_HINT = "flatten the structure with $ref to named components"
+
+
+def _depth_message(limits: Limits) -> str:
+    return f"nested deeper than {limits.max_depth} levels (max_depth)"
+
+
+def _check_json(
+    data: Any,
+    limits: Limits,
+    duplicates: dict[int, list[str]],
+    source: _Source,
+    sink: DiagnosticSink,
+) -> None:
+    count = 1
+    stack: list[tuple[Any, str, int]] = [(data, "", 0)]
+    while stack:
+        node, pointer, depth = stack.pop()
+        if isinstance(node, dict):
+            items: Any = node.items()
+            for key in duplicates.get(id(node), ()):
+                sink.warning(
+                    source.locate(pointer + "/" + escape_token(key)),
+                    f"duplicate key {key!r}: the last value wins",
+                    "remove one of the duplicate keys",
+                )
+        elif isinstance(node, list):
+            items = enumerate(node)
+        else:
+            continue
+        if depth >= limits.max_depth:
+            raise _Refused(source.locate(pointer), _depth_message(limits), _DEPTH_HINT)
+        count += len(node)
+        if count > limits.max_nodes:
+            raise _Refused(source.locate(pointer), _nodes_message(limits), _NODES_HINT)
+        for key, value in items:
+            if isinstance(value, dict | list):
+                stack.append((value, f"{pointer}/{escape_token(str(key))}", depth + 1))
+
+
+_NODES_HINT = "the document is too large to process safely"
+
+
+def _nodes_message(limits: Limits) -> str:
+    return f"more than {limits.max_nodes} values, counting alias expansions (max_nodes)"
+
+
+# ---------------------------------------------------------------------- YAML
+def _parse_yaml(
+    text: str, display: str, limits: Limits, sink: DiagnosticSink
+) -> tuple[Any, _Source]:
+    try:
+        # compose() builds the node graph only: no constructor, no tag is ever acted on.
+        root = yaml.compose(text, Loader=_YAML_LOADER)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        where = f"{display}:{mark.line + 1}:{mark.column + 1}" if mark else display
+        context = f" ({exc.context})" if exc.context else ""
+        raise _Refused(where, f"YAML syntax error: {exc.problem}{context}", _YAML_HINT) from None
+    except yaml.reader.ReaderError as exc:
+        line = text.count("\n", 0, exc.position) + 1
+        column = exc.position - (text.rfind("\n", 0, exc.position) + 1) + 1
+        location = f"{display}:{line}:{column}"
+        raise _Refused(location, f"YAML error: {exc.reason}", _YAML_HINT) from None
+    except yaml.YAMLError as exc:
+        raise _Refused(display, f"YAML error: {exc}", _YAML_HINT) from None
+    except RecursionError:
+        raise _Refused(display, _depth_message(limits), _DEPTH_HINT) from None
+    builder = _YamlBuilder(display, limits, sink)
+    if root is None:
+        return None, _Source(display, builder.positions)
+    builder.positions[""] = _pack(root.start_mark)
+    value, _, _ = builder.build(root, "", 0)
+    return value, _Source(display, builder.positions)
+
+
+class _YamlBuilder:
+    """Turns a composed node graph into JSON-compatible values.
+
+    Aliased nodes are built once and shared, and each node's expanded size and height are
+    memoised, so an alias bomb is measured, never expanded.
+    """
+
+    def __init__(self, display: str, limits: Limits, sink: DiagnosticSink) -> None:
+        self.display = display
+        self.limits = limits
+        self.sink = sink
+        self.positions: dict[str, int] = {}
+        self.built: dict[int, tuple[Any, int, int]] = {}  # id(node) -> value, size, height
+        self.open: set[int] = set()
+        self.aliases = 0
+        self.constructor = SafeConstructor()
+
+    def at(self, node: Node) -> str:
+        return f"{self.display}:{node.start_mark.line + 1}:{node.start_mark.column + 1}"
+
+    def build(self, node: Node, pointer: str, depth: int) -> tuple[Any, int, int]:
+        key = id(node)
+        done = self.built.get(key)
+        if done is not None:
+            self.aliases += 1
+            if self.aliases > self.limits.max_aliases:
+                raise _Refused(
+                    self.at(node),
+                    f"more than {self.limits.max_aliases} YAML aliases (max_aliases)",
+                    "write the repeated parts out or use $ref instead of YAML anchors",
+                )
+            if depth + done[2] > self.limits.max_depth:
+                raise _Refused(self.at(node), _depth_message(self.limits), _DEPTH_HINT)
+            return done
+        if key in self.open:
+            raise _Refused(
+                self.at(node),
+                "recursive YAML alias: this node contains an alias to itself",
+                "use $ref for recursive structures",
+            )
+        if isinstance(node, ScalarNode):
+            result: tuple[Any, int, int] = (self.scalar(node), 1, 0)
+        else:
+            if depth >= self.limits.max_depth:
+                raise _Refused(self.at(node), _depth_message(self.limits), _DEPTH_HINT)
+            self.open.add(key)
+            if isinstance(node, SequenceNode):
+                result = self.sequence(node, pointer, depth)
+            elif isinstance(node, MappingNode):
+                result = self.mapping(node, pointer, depth)
+            else:  # the composer only makes scalars, sequences and mappings
+                raise _Refused(self.at(node), f"unexpected YAML node {type(node).__name__}")
+            self.open.discard(key)
+            if result[1] > self.limits.max_nodes:
+                raise _Refused(self.at(node), _nodes_message(self.limits), _NODES_HINT)
+        self.built[key] = result
+        return result
+
+    def bad_tag(self, node: Node) -> _Refused:
+        tag = node.tag.replace(_STD, "!!")
+        return _Refused(self.at(node), f"YAML tag {tag} is not allowed", _TAG_HINT)
+
+    def scalar(self, node: ScalarNode) -> Any:
+        tag = node.tag
+        if tag in (_STR, _TIMESTAMP, _BINARY):
+            # Timestamps stay the text the author wrote: JSON has no date type.
+            return node.value
+        try:
+            if tag == _INT:
+                return self.constructor.construct_yaml_int(node)
+            if tag == _FLOAT:
+                return self.constructor.construct_yaml_float(node)
+            if tag == _BOOL:
+                return self.constructor.construct_yaml_bool(node)
+        except (ValueError, KeyError, yaml.YAMLError):
+            raise _Refused(
+                self.at(node), f"{node.value!r} is not a valid {tag.replace(_STD, '!!')}"
+            ) from None
+        if tag == _NULL:
+            return None
+        raise self.bad_tag(node)
+
+    def sequence(self, node: SequenceNode, pointer: str, depth: int) -> tuple[Any, int, int]:
+        if node.tag != _SEQ:
+            raise self.bad_tag(node)
+        items: list[Any] = []
+        size, height = 1, 0
+        positions = self.positions
+        for index, child in enumerate(node.value):
+            child_pointer = f"{pointer}/{index}"
+            positions[child_pointer] = _pack(child.start_mark)
+            value, child_size, child_height = self.build(child, child_pointer, depth + 1)
+            items.append(value)
+            size += child_size
+            height = max(height, child_height)
+        return items, size, height + 1
+
+    def mapping(self, node: MappingNode, pointer: str, depth: int) -> tuple[Any, int, int]:
+        if node.tag != _MAP:
+            raise self.bad_tag(node)
+        result: dict[str, Any] = {}
+        merged: list[dict[str, Any]] = []
+        size, height = 1, 0
+        positions = self.positions
+        for key_node, value_node in node.value:
+            if not isinstance(key_node, ScalarNode):
+                raise _Refused(
+                    self.at(key_node),
+                    "a mapping key must be a plain string or number",
+                    "OpenAPI documents are JSON: use simple keys",
+                )
+            if key_node.tag == _MERGE:
+                value, child_size, child_height = self.build(value_node, pointer, depth + 1)
+                merged.extend(self.merge_sources(value, value_node))
+            else:
+                if key_node.tag not in _KEY_TAGS:
+                    raise self.bad_tag(key_node)
+                # The text as written: `200:` is the string "200", as JSON and OpenAPI expect.
+                key = key_node.value
+                child_pointer = pointer + "/" + escape_token(key)
+                if key in result:
+                    self.sink.warning(
+                        self.at(key_node),
+                        f"duplicate key {key!r}: the last value wins",
+                        "remove one of the duplicate keys",
+                    )
+                positions[child_pointer] = _pack(key_node.start_mark)
+                value, child_size, child_height = self.build(value_node, child_pointer, depth + 1)
+                result[key] = value
+            size += 1 + child_size
+            height = max(height, child_height)
+        if merged:
+            combined: dict[str, Any] = {}
+            for source in merged:  # earlier sources win, as in PyYAML
+                for key, value in source.items():
+                    combined.setdefault(key, value)
+            combined.update(result)  # the mapping's own keys override merged ones
+            result = combined
+        return result, size, height + 1
+
+    def merge_sources(self, value: Any, node: Node) -> list[dict[str, Any]]:
+        sources = value if isinstance(value, list) else [value]
+        if not all(isinstance(source, dict) for source in sources):
+            raise _Refused(
+                self.at(node),
+                "a `<<` merge key needs a mapping or a list of mappings",
+                "merge only mappings, e.g. `<<: *defaults`",
+            )
+        return sources

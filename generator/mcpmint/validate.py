@@ -1,0 +1,212 @@
+"""Validate stage: detect the spec version, then check the document with openapi-spec-validator.
+
+Only an unknown or missing version is an error here. Strict-validation findings are warnings:
+real-world specs often fail the official schema in ways that do not matter for generating
+tools (see the corpus notes), and later stages report, with errors, what they cannot use.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+# jsonschema ships no type hints; `unused-ignore` keeps this clean once types-jsonschema is in.
+from jsonschema.exceptions import (  # type: ignore[import-untyped, unused-ignore]
+    ValidationError,
+    best_match,
+)
+from openapi_spec_validator import (
+    OpenAPIV2SpecValidator,
+    OpenAPIV30SpecValidator,
+    OpenAPIV31SpecValidator,
+    OpenAPIV32SpecValidator,
+)
+from openapi_spec_validator.validation import SpecValidator
+
+from .diagnostics import DiagnosticSink
+from .load import RawDocument
+from .refs import escape_token
+
+MAX_REPORTED = 25
+MAX_MESSAGE = 300
+
+_VERSION = re.compile(r"(\d+)\.(\d+)(?:\.\d+)?(?:-[0-9A-Za-z.-]+)?")
+_NOT_OPENAPI_HINT = "not an OpenAPI document: expected a top-level `openapi: 3.x` key"
+_FINDING_HINT = (
+    "the spec does not strictly follow the OpenAPI schema; generation goes on, and later "
+    "stages report as errors anything they cannot use"
+)
+
+
+@dataclass(frozen=True)
+class SpecVersion:
+    family: Literal["openapi", "swagger"]
+    major: int
+    minor: int
+    text: str  # e.g. "3.0.3"
+
+
+class _NoRetrieval(Mapping[str, Callable[[str], Any]]):
+    """Resolver handlers that refuse every URI scheme.
+
+    The bundled document holds only local refs, so nothing ever needs fetching. jsonschema-path
+    falls back to `urlopen()` for a scheme it has no handler for, so an empty mapping would not
+    stop a stray remote `$ref`: this one claims every scheme and refuses it.
+    """
+
+    def __getitem__(self, scheme: str) -> Callable[[str], Any]:
+        return _refuse_retrieval
+
+    def __contains__(self, scheme: object) -> bool:
+        return True
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(())
+
+    def __len__(self) -> int:
+        return 0
+
+
+def _refuse_retrieval(uri: str) -> Any:
+    raise LookupError(f"{uri} was not fetched: mcpmint never opens network connections")
+
+
+# Typed Any: the library annotates this attribute as a plain dict of its own handlers.
+_NO_RETRIEVAL: Any = _NoRetrieval()
+
+
+class _OfflineV2(OpenAPIV2SpecValidator):
+    resolver_handlers = _NO_RETRIEVAL
+
+
+class _OfflineV30(OpenAPIV30SpecValidator):
+    resolver_handlers = _NO_RETRIEVAL
+
+
+class _OfflineV31(OpenAPIV31SpecValidator):
+    resolver_handlers = _NO_RETRIEVAL
+
+
+class _OfflineV32(OpenAPIV32SpecValidator):
+    resolver_handlers = _NO_RETRIEVAL
+
+
+_VALIDATORS: dict[tuple[str, int, int], type[SpecValidator]] = {
+    ("swagger", 2, 0): _OfflineV2,
+    ("openapi", 3, 0): _OfflineV30,
+    ("openapi", 3, 1): _OfflineV31,
+    ("openapi", 3, 2): _OfflineV32,
+}
+
+
+def validate_document(doc: RawDocument, sink: DiagnosticSink) -> SpecVersion | None:
+    """Detect the OpenAPI/Swagger version of `doc` and report validation findings.
+
+    Args:
+        doc: the bundled document from the load stage.
+        sink: receives an error for an unknown or missing version, and warnings for every
+            strict-validation finding (at most `MAX_REPORTED`, then one summary).
+
+    Returns:
+        The version, or None if the document is not a supported OpenAPI/Swagger document.
+    """
+    version = _detect_version(doc, sink)
+    if version is not None:
+        _report_findings(doc, version, sink)
+    return version
+
+
+def _detect_version(doc: RawDocument, sink: DiagnosticSink) -> SpecVersion | None:
+    data: Any = doc.data
+    if not isinstance(data, dict):
+        sink.error(doc.locate("#"), "the top level is not a mapping", _NOT_OPENAPI_HINT)
+        return None
+    if "openapi" in data:
+        family: Literal["openapi", "swagger"] = "openapi"
+    elif "swagger" in data:
+        family = "swagger"
+    else:
+        sink.error(doc.locate("#"), "no `openapi` or `swagger` key", _NOT_OPENAPI_HINT)
+        return None
+    pointer = f"#/{family}"
+    raw = data[family]
+    # An unquoted `openapi: 3.1` reads as the number 3.1; keep going with its text.
+    text = str(raw) if isinstance(raw, str | int | float) and not isinstance(raw, bool) else ""
+    match = _VERSION.fullmatch(text.strip())
+    if match is None:
+        sink.error(doc.locate(pointer), f"unrecognised {family} version {raw!r}", _version_hint())
+        return None
+    version = SpecVersion(family, int(match.group(1)), int(match.group(2)), text.strip())
+    key = (version.family, version.major, version.minor)
+    if key not in _VALIDATORS:
+        sink.error(
+            doc.locate(pointer),
+            f"unsupported {family} version {version.text}",
+            _version_hint(),
+        )
+        return None
+    if key == ("openapi", 3, 2):
+        sink.warning(
+            doc.locate(pointer),
+            f"OpenAPI {version.text} is newer than mcpmint knows: it is treated as 3.1",
+            "features added in 3.2 are ignored or reported by later stages",
+        )
+    return version
+
+
+def _version_hint() -> str:
+    return 'supported: `openapi: 3.0.x`, `3.1.x` (3.2.x treated as 3.1) and `swagger: "2.0"`'
+
+
+def _report_findings(doc: RawDocument, version: SpecVersion, sink: DiagnosticSink) -> None:
+    validator_class = _VALIDATORS[(version.family, version.major, version.minor)]
+    reported = 0
+    try:
+        for error in validator_class(doc.data, base_uri="").iter_errors():
+            reported += 1
+            if reported <= MAX_REPORTED:
+                location, message = _describe(doc, error)
+                sink.warning(location, f"validation: {message}", _FINDING_HINT)
+    except Exception as exc:  # the validator is third-party code run on hostile input
+        sink.warning(
+            doc.locate("#"),
+            _one_line(
+                f"the OpenAPI validator failed, validation skipped: {type(exc).__name__}: {exc}"
+            ),
+            "validation findings may be missing; later stages still check what they use",
+        )
+    finally:
+        _clear_validator_cache()
+    if reported > MAX_REPORTED:
+        sink.warning(
+            doc.locate("#"),
+            f"{reported - MAX_REPORTED} more validation findings",
+            "run `openapi-spec-validator` on the spec to see them all",
+        )
+
+
+def _describe(doc: RawDocument, error: ValidationError) -> tuple[str, str]:
+    suffix = ""
+    if error.context:
+        # "X is not valid under any of the given schemas" names no reason; the closest
+        # alternative's own error usually does ("'description' is a required property").
+        error = best_match(error.context) or error
+        suffix = " (no allowed form matched)"
+    pointer = "#" + "".join("/" + escape_token(str(p)) for p in error.absolute_path)
+    return doc.locate(pointer), _one_line(str(error.message) + suffix)
+
+
+def _one_line(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= MAX_MESSAGE else text[: MAX_MESSAGE - 1] + "…"
+
+
+def _clear_validator_cache() -> None:
+    # SpecValidator.iter_errors is an unbounded lru_cache keyed on the validator, so it would
+    # keep every validated document (13 MB of JSON for GitHub's) alive for the whole process.
+    cached = getattr(SpecValidator.iter_errors, "__wrapped__", None)
+    cache_clear = getattr(cached, "cache_clear", None)
+    if callable(cache_clear):
+        cache_clear()

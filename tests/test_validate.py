@@ -1,0 +1,294 @@
+"""The validate stage: version detection, validator findings as located warnings, bad inputs."""
+
+from __future__ import annotations
+
+import csv
+import socket
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcpmint import validate
+from mcpmint.diagnostics import DiagnosticSink, Level
+from mcpmint.load import Limits, load_document
+from mcpmint.validate import MAX_MESSAGE, MAX_REPORTED, SpecVersion, validate_document
+
+# Test modules are imported as top-level modules until tests/ becomes a package.
+try:
+    from .invalid_cases import EXPECTED, INVALID_DIR, LATER_STAGE
+except ImportError:
+    from invalid_cases import EXPECTED, INVALID_DIR, LATER_STAGE  # type: ignore[no-redef]
+
+REPO = Path(__file__).resolve().parents[1]
+CORPUS = REPO.parent / "shared" / "corpus"
+
+BODY = """\
+info:
+  title: t
+  version: "1"
+paths:
+  /pets:
+    get:
+      responses:
+        "200":
+          description: ok
+"""
+
+
+def check(tmp_path: Path, text: str, name: str = "spec.yaml") -> tuple[Any, DiagnosticSink, str]:
+    spec = tmp_path / name
+    spec.write_text(text, encoding="utf-8")
+    sink = DiagnosticSink()
+    document = load_document(spec, sink, Limits())
+    assert document is not None, [d.render() for d in sink]
+    return validate_document(document, sink), sink, spec.as_posix()
+
+
+@pytest.fixture
+def no_network(monkeypatch: pytest.MonkeyPatch) -> list[tuple[Any, ...]]:
+    """Records (and refuses) every attempt to resolve a host or open a connection."""
+    attempts: list[tuple[Any, ...]] = []
+
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        attempts.append(args)
+        raise AssertionError(f"network access attempted: {args!r}")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket.socket, "connect_ex", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)
+    monkeypatch.setattr(socket, "getaddrinfo", refuse)
+    return attempts
+
+
+# ---------------------------------------------------------------------- versions
+@pytest.mark.parametrize(
+    ("header", "expected"),
+    [
+        ("openapi: 3.0.3", SpecVersion("openapi", 3, 0, "3.0.3")),
+        ("openapi: 3.1.0", SpecVersion("openapi", 3, 1, "3.1.0")),
+        ("openapi: '3.1.1'", SpecVersion("openapi", 3, 1, "3.1.1")),
+        ("swagger: '2.0'", SpecVersion("swagger", 2, 0, "2.0")),
+        ("swagger: 2.0", SpecVersion("swagger", 2, 0, "2.0")),
+    ],
+)
+def test_supported_versions_are_detected(
+    tmp_path: Path, header: str, expected: SpecVersion
+) -> None:
+    version, sink, _ = check(tmp_path, f"{header}\n{BODY}")
+
+    assert version == expected
+    assert sink.errors == []
+
+
+def test_openapi_3_2_is_accepted_with_a_warning_that_it_is_treated_as_3_1(
+    tmp_path: Path,
+) -> None:
+    version, sink, spec = check(tmp_path, f"{BODY}openapi: 3.2.0\n")
+
+    assert version == SpecVersion("openapi", 3, 2, "3.2.0")
+    assert sink.errors == []
+    assert [(d.location, d.message) for d in sink.warnings] == [
+        (f"{spec}:10:1", "OpenAPI 3.2.0 is newer than mcpmint knows: it is treated as 3.1")
+    ]
+
+
+@pytest.mark.parametrize(
+    ("header", "message"),
+    [
+        ("openapi: 4.0", "unsupported openapi version 4.0"),
+        ("openapi: 3.3.0", "unsupported openapi version 3.3.0"),
+        ("openapi: 2.0", "unsupported openapi version 2.0"),
+        ("swagger: '1.2'", "unsupported swagger version 1.2"),
+        ("openapi: banana", "unrecognised openapi version 'banana'"),
+        ("openapi: [3, 0]", "unrecognised openapi version [3, 0]"),
+        ("openapi: true", "unrecognised openapi version True"),
+    ],
+)
+def test_unsupported_version_is_an_error_at_its_key(
+    tmp_path: Path, header: str, message: str
+) -> None:
+    version, sink, spec = check(tmp_path, f"{BODY}{header}\n")
+
+    assert version is None
+    assert [(d.location, d.message) for d in sink.errors] == [(f"{spec}:10:1", message)]
+
+
+def test_document_without_a_version_key_is_not_openapi(tmp_path: Path) -> None:
+    version, sink, spec = check(tmp_path, BODY)
+
+    assert version is None
+    [error] = sink.errors
+    assert (error.location, error.message) == (f"{spec}:1:1", "no `openapi` or `swagger` key")
+    assert error.hint == "not an OpenAPI document: expected a top-level `openapi: 3.x` key"
+
+
+# ---------------------------------------------------------------------- findings
+def test_validator_findings_are_located_warnings_not_errors(tmp_path: Path) -> None:
+    version, sink, spec = check(tmp_path, "openapi: 3.0.3\n" + BODY.replace("title: t", "title: 5"))
+
+    assert version == SpecVersion("openapi", 3, 0, "3.0.3")
+    assert sink.errors == []
+    assert [(d.level, d.location, d.message) for d in sink] == [
+        (Level.WARNING, f"{spec}:3:3", "validation: 5 is not of type 'string'")
+    ]
+
+
+def test_a_failed_alternative_names_the_closest_reason(tmp_path: Path) -> None:
+    text = "openapi: 3.0.3\n" + BODY.replace("          description: ok\n", "          {}\n")
+    text = text.replace('"200":\n          {}', '"200": {}')
+
+    _, sink, spec = check(tmp_path, text)
+
+    assert [(d.location, d.message) for d in sink] == [
+        (
+            f"{spec}:9:9",
+            "validation: 'description' is a required property (no allowed form matched)",
+        )
+    ]
+
+
+def test_findings_are_capped_with_one_summary(tmp_path: Path) -> None:
+    paths = "".join(
+        f"  /p{i}:\n    get:\n      responses:\n        '200': {{}}\n" for i in range(40)
+    )
+    text = f'openapi: 3.0.3\ninfo: {{title: t, version: "1"}}\npaths:\n{paths}'
+
+    version, sink, spec = check(tmp_path, text)
+
+    assert version is not None
+    assert len(sink.warnings) == MAX_REPORTED + 1
+    assert sink.warnings[0].location == f"{spec}:7:9"
+    assert sink.warnings[-1].message == f"{40 - MAX_REPORTED} more validation findings"
+
+
+def test_long_findings_are_trimmed_to_one_line(tmp_path: Path) -> None:
+    long_title = "[" + ", ".join(f'"line {i}\\nmore"' for i in range(100)) + "]"
+    text = "openapi: 3.0.3\n" + BODY.replace("title: t", f"title: {long_title}")
+
+    _, sink, _ = check(tmp_path, text)
+
+    [finding] = sink.warnings
+    assert "\n" not in finding.message
+    assert len(finding.message) <= len("validation: ") + MAX_MESSAGE
+    assert finding.message.endswith("…")
+
+
+def test_validator_crash_becomes_one_warning(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    class Exploding:
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            raise RecursionError("maximum recursion depth exceeded")
+
+    monkeypatch.setitem(validate._VALIDATORS, ("openapi", 3, 0), Exploding)
+
+    version, sink, spec = check(tmp_path, "openapi: 3.0.3\n" + BODY)
+
+    assert version == SpecVersion("openapi", 3, 0, "3.0.3")
+    assert [(d.level, d.location) for d in sink] == [(Level.WARNING, f"{spec}:1:1")]
+    assert "RecursionError" in sink.warnings[0].message
+
+
+def test_validator_never_fetches_a_remote_ref(
+    tmp_path: Path, no_network: list[tuple[Any, ...]]
+) -> None:
+    # Load refuses remote refs, so plant one after loading: the stock validator would open a
+    # connection to resolve it; ours must report it without one.
+    spec = tmp_path / "spec.yaml"
+    spec.write_text("openapi: 3.1.0\n" + BODY, encoding="utf-8")
+    sink = DiagnosticSink()
+    document = load_document(spec, sink)
+    assert document is not None
+    document.data["components"] = {
+        "schemas": {
+            "Pet": {"$id": "https://example.invalid/pet", "properties": {}},
+            "Remote": {"$ref": "https://example.invalid/x.json"},
+        }
+    }
+
+    version = validate_document(document, sink)
+
+    assert version is not None
+    assert sink.errors == []
+    assert [d.message for d in sink.warnings] != []
+    assert no_network == []
+
+
+# ---------------------------------------------------------------------- specs/invalid
+@pytest.mark.parametrize("name", sorted(set(EXPECTED) - LATER_STAGE))
+def test_invalid_spec_gives_its_expected_located_error(
+    name: str, monkeypatch: pytest.MonkeyPatch, no_network: list[tuple[Any, ...]]
+) -> None:
+    monkeypatch.chdir(REPO)
+    location, message = EXPECTED[name]
+    sink = DiagnosticSink()
+
+    document = load_document(Path(INVALID_DIR) / name, sink)
+    if document is not None:
+        validate_document(document, sink)
+
+    assert [(d.location, message in d.message) for d in sink.errors] == [(location, True)], [
+        d.render() for d in sink
+    ]
+    assert no_network == []
+
+
+def test_every_invalid_spec_has_an_expected_diagnostic() -> None:
+    assert sorted(p.name for p in (REPO / INVALID_DIR).iterdir()) == sorted(EXPECTED)
+
+
+def test_the_duplicate_operation_id_case_passes_load_and_validate(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Its error belongs to the IR stage; here the spec must get through with warnings only.
+    monkeypatch.chdir(REPO)
+    sink = DiagnosticSink()
+
+    document = load_document(Path(INVALID_DIR) / "duplicate-operation-id.yaml", sink)
+    assert document is not None
+    version = validate_document(document, sink)
+
+    assert version is not None
+    assert sink.errors == []
+    assert (
+        document.locate("#/paths/~1pets~1{petId}/get/operationId")
+        == (EXPECTED["duplicate-operation-id.yaml"][0])
+    )
+
+
+# ---------------------------------------------------------------------- corpus
+def corpus_cases() -> list[Any]:
+    index = CORPUS / "INDEX.tsv"
+    if not index.exists():
+        return []
+    with index.open(encoding="utf-8", newline="") as handle:
+        rows = list(csv.DictReader(handle, delimiter="\t"))
+    return [
+        pytest.param(
+            row["entry_file"],
+            row["validator"],
+            id=row["name"],
+            marks=[pytest.mark.slow] if int(row["size_bytes"]) > 1_000_000 else [],
+        )
+        for row in rows
+        if row["name"] != "prance-recursive-objs"  # cannot load: a remote $ref
+    ]
+
+
+@pytest.mark.parametrize(("entry_file", "verdict"), corpus_cases())
+def test_corpus_specs_validate_with_warnings_only(
+    entry_file: str, verdict: str, no_network: list[tuple[Any, ...]]
+) -> None:
+    root = CORPUS / entry_file.split("/")[0] if "/" in entry_file else None
+    sink = DiagnosticSink()
+    document = load_document(CORPUS / entry_file, sink, root=root)
+    assert document is not None
+
+    version = validate_document(document, sink)
+
+    assert version is not None
+    assert sink.errors == []
+    validation_findings = [d for d in sink.warnings if d.message.startswith("validation:")]
+    # INDEX.tsv records what openapi-spec-validator 0.9.0 says of each spec.
+    assert bool(validation_findings) == (verdict == "FAIL")
+    assert no_network == []
