@@ -112,7 +112,7 @@ def operation_words(operation_id: str, method: str, path: str) -> list[str]:
     action = _METHOD_ACTIONS.get(method.lower(), method.lower())
     if method.lower() == "get" and not is_item:
         action = "list"
-    return [action, *resource] or [action]
+    return [action, *resource]
 
 
 def fit(prefix: str, name_words: list[str], max_length: int) -> tuple[str, bool]:

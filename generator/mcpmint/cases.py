@@ -1,0 +1,159 @@
+"""Test cases for a generated package's own tests (`tests/generated_cases.json`).
+
+For every tool: arguments (the spec's example, or a small instance sampled from the schema),
+the exact request the runtime must send for them, a response the upstream can answer with,
+and arguments the server must refuse. Expected requests are computed with the runtime's own
+request builder, the same code the package ships, so a generated test fails when the
+package's runtime, catalogue or validation drift from what the generator saw.
+"""
+
+from __future__ import annotations
+
+import base64
+from typing import Any
+from urllib.parse import quote, urlsplit
+
+from . import ir
+from .diagnostics import DiagnosticSink
+from .render import catalog, tool_definition
+from .runtime.catalog import load_catalog
+from .runtime.request import ArgumentError, build_request
+from .sample import sample_instance
+
+FALLBACK_BASE_URL = "http://upstream.test/api"
+UNEXPECTED_ARGUMENT = "unexpected_argument"
+_WRONG_VALUE = {
+    "string": 12345,
+    "integer": "ten",
+    "number": "ten",
+    "boolean": "yes",
+    "array": "not a list",
+    "object": "not an object",
+}
+_SECRET_ROLES = ("value", "token", "username", "password")
+
+
+def test_environment(server: ir.Server) -> dict[str, str]:
+    """Variables the generated tests run with: fake credentials, and a base URL if needed."""
+    environ = {
+        variable: f"test-{role}-{scheme.name.lower()}"
+        for scheme in server.security_schemes
+        for role, variable in scheme.env
+        if role in _SECRET_ROLES
+    }
+    if not server.base_url:
+        environ[f"{server.env_prefix}_BASE_URL"] = FALLBACK_BASE_URL
+    return dict(sorted(environ.items()))
+
+
+def build_cases(server: ir.Server, sink: DiagnosticSink) -> dict[str, Any]:
+    runtime_catalog = load_catalog(catalog(server))
+    runtime_tools = {tool.name: tool for tool in runtime_catalog.tools}
+    base_url = server.base_url or FALLBACK_BASE_URL
+    environ = test_environment(server)
+    calls: dict[str, Any] = {}
+    rejections: dict[str, Any] = {}
+    unsampled: list[str] = []
+    for tool in server.tools:
+        arguments = _arguments(tool)
+        rejections[tool.name] = _rejections(tool, arguments or {})
+        if arguments is None:
+            unsampled.append(tool.name)
+            continue
+        try:
+            prepared = build_request(runtime_tools[tool.name], arguments, base_url)
+        except ArgumentError as exc:
+            sink.warning(
+                tool.source,
+                f"tool {tool.name}: its example arguments cannot build a request ({exc}); "
+                "the generated tests leave it out",
+            )
+            unsampled.append(tool.name)
+            continue
+        headers = {k.lower(): v for k, v in prepared.headers if k.lower() == "content-type"}
+        query, credential_headers = _credentials(server, tool, environ)
+        headers.update(credential_headers)
+        url = prepared.url
+        if query:
+            url += ("&" if "?" in url else "?") + "&".join(query)
+        calls[tool.name] = {
+            "arguments": arguments,
+            "request": {
+                "method": prepared.method,
+                "url": url,
+                "body": (prepared.body or b"").decode("utf-8"),
+                "headers": headers,
+            },
+            "response": _response(tool),
+        }
+    return {
+        "environ": environ,
+        "toolsList": [tool_definition(tool) for tool in server.tools],
+        "calls": calls,
+        "rejections": rejections,
+        "unsampled": unsampled,
+        "upstreamOrigin": _origin(base_url),
+    }
+
+
+def _credentials(
+    server: ir.Server, tool: ir.Tool, environ: dict[str, str]
+) -> tuple[list[str], dict[str, str]]:
+    """Where the test credentials of the tool's first security alternative must appear.
+
+    The generated tests set every credential variable, so the runtime picks the first
+    alternative; cookies are left out (they share one header with cookie parameters).
+    """
+    schemes = {scheme.name: scheme for scheme in server.security_schemes}
+    query: list[str] = []
+    headers: dict[str, str] = {}
+    for use in tool.security[0] if tool.security else ():
+        scheme = schemes[use.scheme]
+        env = dict(scheme.env)
+        if scheme.type == "apiKey" and scheme.location == "query":
+            value = environ[env["value"]]
+            query.append(f"{quote(scheme.parameter, safe='')}={quote(value, safe='')}")
+        elif scheme.type == "apiKey" and scheme.location == "header":
+            headers[scheme.parameter.lower()] = environ[env["value"]]
+        elif scheme.type == "http" and scheme.scheme == "basic":
+            pair = f"{environ[env['username']]}:{environ[env['password']]}"
+            headers["authorization"] = "Basic " + base64.b64encode(pair.encode()).decode()
+        elif "token" in env:
+            headers["authorization"] = f"Bearer {environ[env['token']]}"
+    return query, headers
+
+
+def _origin(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}"
+
+
+def _arguments(tool: ir.Tool) -> dict[str, Any] | None:
+    if tool.examples:
+        return dict(tool.examples[0])
+    ok, value = sample_instance(tool.input_schema, tool.input_schema.get("$defs"))
+    return value if ok and isinstance(value, dict) else None
+
+
+def _response(tool: ir.Tool) -> Any:
+    if tool.request.accept and "json" not in tool.request.accept:
+        return "ok"
+    schema = tool.output_schema
+    if schema is None:
+        return {}
+    if tool.output_wrap:
+        schema = {**schema["properties"][tool.output_wrap], "$defs": schema.get("$defs", {})}
+    ok, value = sample_instance(schema, schema.get("$defs"))
+    return value if ok else {}
+
+
+def _rejections(tool: ir.Tool, arguments: dict[str, Any]) -> list[dict[str, Any]]:
+    """Arguments the server must refuse, each with the name the error must mention."""
+    found = [{"arguments": {**arguments, UNEXPECTED_ARGUMENT: 1}, "names": UNEXPECTED_ARGUMENT}]
+    properties = tool.input_schema.get("properties", {})
+    for name in sorted(properties):
+        kind = properties[name].get("type")
+        if isinstance(kind, str) and kind in _WRONG_VALUE:
+            found.append({"arguments": {**arguments, name: _WRONG_VALUE[kind]}, "names": name})
+            break
+    return found

@@ -1,0 +1,658 @@
+"""OpenAPI 3.0 / 3.1 (3.2 read as 3.1) -> `ir.Server`.
+
+Reads the bundled document (every `$ref` local), turns each operation into one tool with one
+argument object, and reports what it cannot use as located diagnostics.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+from jsonschema import Draft202012Validator
+
+from .. import ir, naming, refs
+from ..diagnostics import DiagnosticSink
+from ..load import RawDocument
+from ..schema import SchemaConverter, SchemaRoot
+from ..text import clean_text, one_line
+from ..validate import SpecVersion
+
+HTTP_METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
+_LOCATION_ORDER = {"path": 0, "query": 1, "header": 2, "cookie": 3}
+_DEFAULT_STYLE = {"path": "simple", "query": "form", "header": "simple", "cookie": "form"}
+# OpenAPI: header parameters with these names "SHALL be ignored" (the spec has other ways).
+_IGNORED_HEADERS = frozenset({"accept", "content-type", "authorization"})
+_JSON_MEDIA = re.compile(r"^application/(.+\+)?json(;.*)?$", re.IGNORECASE)
+_SUPPORTED_BODY_MEDIA = ("application/x-www-form-urlencoded", "text/plain")
+
+
+@dataclass(frozen=True)
+class BuildOptions:
+    namespace: str | None = None
+    max_tool_name: int = naming.DEFAULT_MAX_TOOL_NAME
+
+
+@dataclass
+class _Operation:
+    """One operation with everything the tool needs, before names are assigned."""
+
+    method: str
+    path: str
+    pointer: str
+    operation: Mapping[str, Any]
+    path_parameters: list[Any]
+
+
+def build_server(
+    doc: RawDocument, version: SpecVersion, options: BuildOptions, sink: DiagnosticSink
+) -> ir.Server | None:
+    """Build the IR of a server from an OpenAPI 3.x document; None when nothing usable."""
+    if version.family != "openapi":
+        sink.error(
+            doc.locate("#/swagger"),
+            "Swagger 2.0 documents are not supported yet",
+            "convert it to OpenAPI 3 (for example with swagger2openapi) and generate from that",
+        )
+        return None
+    return _Builder(doc, version, options, sink).build()
+
+
+class _Builder:
+    def __init__(
+        self, doc: RawDocument, version: SpecVersion, options: BuildOptions, sink: DiagnosticSink
+    ) -> None:
+        self.doc = doc
+        self.data = doc.data
+        self.options = options
+        self.sink = sink
+        minor = 0 if (version.major, version.minor) == (3, 0) else 1
+        self.converter = SchemaConverter(
+            self.data, openapi=(3, minor), sink=sink, locate=doc.locate
+        )
+
+    # ------------------------------------------------------------------ helpers
+    def deref(self, node: Any, pointer: str) -> tuple[Any, str]:
+        try:
+            return refs.deref(self.data, node, pointer)
+        except refs.PointerError as exc:
+            self.sink.error(self.doc.locate(pointer), f"cannot resolve $ref: {exc}")
+            return None, pointer
+
+    def locate(self, pointer: str) -> str:
+        return self.doc.locate(pointer)
+
+    # ------------------------------------------------------------------ server
+    def build(self) -> ir.Server | None:
+        info = self.data.get("info") if isinstance(self.data.get("info"), Mapping) else {}
+        assert isinstance(info, Mapping)
+        title = one_line(str(info.get("title") or "API"))
+        namespace = self.options.namespace or naming.namespace_from_title(title)
+        security_schemes = self.security_schemes(namespace.upper())
+        operations = self.operations()
+        tools = self.tools(namespace, operations, {s.name for s in security_schemes})
+        if self.sink.has_errors:
+            return None
+        base_url, servers = self.base_url()
+        return ir.Server(
+            distribution=f"{namespace.replace('_', '-')}-mcp",
+            package=f"{namespace}_mcp",
+            namespace=namespace,
+            env_prefix=namespace.upper(),
+            title=title,
+            version=one_line(str(info.get("version") or "0.0.0"), 64),
+            description=clean_text(str(info.get("description") or "")),
+            instructions="",
+            base_url=base_url,
+            spec_servers=servers,
+            tools=tuple(sorted(tools, key=lambda t: t.name)),
+            security_schemes=tuple(sorted(security_schemes, key=lambda s: s.name)),
+        )
+
+    def base_url(self) -> tuple[str, tuple[str, ...]]:
+        servers = self.data.get("servers")
+        urls: list[str] = []
+        if isinstance(servers, list):
+            for index, server in enumerate(servers):
+                if not isinstance(server, Mapping) or not isinstance(server.get("url"), str):
+                    continue
+                url = str(server["url"])
+                variables = server.get("variables")
+                if isinstance(variables, Mapping):
+                    for name, variable in variables.items():
+                        if isinstance(variable, Mapping) and "default" in variable:
+                            url = url.replace("{" + str(name) + "}", str(variable["default"]))
+                if "{" in url:
+                    self.sink.warning(
+                        self.locate(refs.join("#/servers", index, "url")),
+                        "server URL has a variable without a default; it cannot be used as is",
+                    )
+                    continue
+                urls.append(url)
+        for url in urls:
+            parts = urlsplit(url)
+            if parts.scheme in ("http", "https") and parts.netloc:
+                return url.rstrip("/"), tuple(urls)
+        if urls:
+            self.sink.warning(
+                self.locate("#/servers"),
+                "the spec gives no absolute http(s) server URL",
+                "set the base URL variable when running the server (see its README)",
+            )
+        return "", tuple(urls)
+
+    # ------------------------------------------------------------------ security
+    def security_schemes(self, env_prefix: str) -> list[ir.SecurityScheme]:
+        components = self.data.get("components")
+        raw = components.get("securitySchemes") if isinstance(components, Mapping) else None
+        if not isinstance(raw, Mapping):
+            return []
+        schemes: list[ir.SecurityScheme] = []
+        for name, node in raw.items():
+            pointer = refs.join("#/components/securitySchemes", name)
+            scheme, pointer = self.deref(node, pointer)
+            if not isinstance(scheme, Mapping):
+                continue
+            var = f"{env_prefix}_{naming.env_name(str(name)) or 'CREDENTIAL'}"
+            kind = scheme.get("type")
+            if kind == "apiKey" and scheme.get("in") in ("header", "query", "cookie"):
+                schemes.append(
+                    ir.SecurityScheme(
+                        name=str(name),
+                        type="apiKey",
+                        location=str(scheme["in"]),
+                        parameter=str(scheme.get("name", "")),
+                        env=(("value", var),),
+                    )
+                )
+            elif kind == "http" and str(scheme.get("scheme", "")).lower() == "bearer":
+                schemes.append(
+                    ir.SecurityScheme(
+                        name=str(name), type="http", scheme="bearer", env=(("token", var),)
+                    )
+                )
+            elif kind == "http" and str(scheme.get("scheme", "")).lower() == "basic":
+                basic = (("password", f"{var}_PASSWORD"), ("username", f"{var}_USERNAME"))
+                schemes.append(ir.SecurityScheme(str(name), "http", scheme="basic", env=basic))
+            elif kind in ("oauth2", "openIdConnect"):
+                token_url = ""
+                flows = scheme.get("flows")
+                if isinstance(flows, Mapping) and isinstance(
+                    flows.get("clientCredentials"), Mapping
+                ):
+                    token_url = str(flows["clientCredentials"].get("tokenUrl", ""))
+                env: tuple[tuple[str, str], ...] = (("token", f"{var}_ACCESS_TOKEN"),)
+                if token_url:
+                    env = (
+                        ("clientId", f"{var}_CLIENT_ID"),
+                        ("clientSecret", f"{var}_CLIENT_SECRET"),
+                        *env,
+                    )
+                schemes.append(ir.SecurityScheme(str(name), kind, token_url=token_url, env=env))
+            else:
+                self.sink.warning(
+                    self.locate(pointer),
+                    f"security scheme {name!r} ({kind} {scheme.get('scheme', '')}) is not "
+                    "supported; operations that need only it will refuse to run",
+                )
+        return schemes
+
+    def security(
+        self, operation: Mapping[str, Any], pointer: str, known: set[str]
+    ) -> tuple[tuple[ir.SchemeUse, ...], ...]:
+        if "security" in operation:
+            requirements, where = operation["security"], refs.join(pointer, "security")
+        else:
+            requirements, where = self.data.get("security", []), "#/security"
+        if not isinstance(requirements, list):
+            return ()
+        alternatives: list[tuple[ir.SchemeUse, ...]] = []
+        for index, requirement in enumerate(requirements):
+            if not isinstance(requirement, Mapping):
+                continue
+            uses: list[ir.SchemeUse] = []
+            for scheme, scopes in requirement.items():
+                if scheme not in known:
+                    self.sink.error(
+                        self.locate(refs.join(where, index, scheme)),
+                        f"security requirement names an undefined or unsupported scheme {scheme!r}",
+                        "define it under components.securitySchemes",
+                    )
+                    continue
+                scope_list = tuple(str(s) for s in scopes) if isinstance(scopes, list) else ()
+                uses.append(ir.SchemeUse(str(scheme), scope_list))
+            alternatives.append(tuple(sorted(uses, key=lambda u: u.scheme)))
+        return tuple(alternatives)
+
+    # ------------------------------------------------------------------ operations
+    def operations(self) -> list[_Operation]:
+        paths = self.data.get("paths")
+        if paths is None:
+            return []
+        if not isinstance(paths, Mapping):
+            self.sink.error(self.locate("#/paths"), "`paths` must be a mapping")
+            return []
+        found: list[_Operation] = []
+        for path, node in paths.items():
+            pointer = refs.join("#/paths", path)
+            item, item_pointer = self.deref(node, pointer)
+            if not isinstance(item, Mapping):
+                continue
+            listed = item.get("parameters")
+            shared: list[Any] = listed if isinstance(listed, list) else []
+            shared_ptrs = [refs.join(item_pointer, "parameters", i) for i in range(len(shared))]
+            for method in HTTP_METHODS:
+                operation = item.get(method)
+                if isinstance(operation, Mapping):
+                    found.append(
+                        _Operation(
+                            method=method,
+                            path=str(path),
+                            pointer=refs.join(item_pointer, method),
+                            operation=operation,
+                            path_parameters=list(zip(shared, shared_ptrs, strict=True)),
+                        )
+                    )
+        return found
+
+    def tools(
+        self, namespace: str, operations: list[_Operation], known_schemes: set[str]
+    ) -> list[ir.Tool]:
+        self.check_operation_ids(operations)
+        requests = [
+            naming.NameRequest(
+                source=self.locate(op.pointer),
+                key=f"{op.method.upper()} {op.path}",
+                words=tuple(
+                    naming.operation_words(
+                        str(op.operation.get("operationId") or ""), op.method, op.path
+                    )
+                ),
+            )
+            for op in operations
+        ]
+        names, collisions = naming.assign_tool_names(
+            namespace, requests, self.options.max_tool_name
+        )
+        for collision in collisions:
+            self.sink.error(
+                collision.sources[0],
+                f"operations give the same tool name {collision.name!r}: "
+                + ", ".join(collision.sources),
+                "rename one operationId, or give one a name override in mcpmint.yaml",
+            )
+        tools = []
+        for op in operations:
+            name = names[f"{op.method.upper()} {op.path}"]
+            tool = self.tool(name, namespace, op, known_schemes)
+            if tool is not None:
+                tools.append(tool)
+        return tools
+
+    def check_operation_ids(self, operations: list[_Operation]) -> None:
+        seen: dict[str, str] = {}
+        for op in operations:
+            operation_id = op.operation.get("operationId")
+            if operation_id is None:
+                continue
+            where = refs.join(op.pointer, "operationId")
+            if not isinstance(operation_id, str) or not operation_id.strip():
+                self.sink.error(self.locate(where), "operationId must be a non-empty string")
+                continue
+            if operation_id in seen:
+                self.sink.error(
+                    self.locate(where),
+                    f"duplicate operationId {operation_id!r}, first used at {seen[operation_id]}",
+                    "operationIds must be unique across the document",
+                )
+            else:
+                seen[operation_id] = self.locate(where)
+
+    # ------------------------------------------------------------------ one tool
+    def tool(
+        self, name: str, namespace: str, op: _Operation, known_schemes: set[str]
+    ) -> ir.Tool | None:
+        operation = op.operation
+        inputs = self.converter.root("input")
+        properties: dict[str, Any] = {}
+        required: list[str] = []
+        example: dict[str, Any] = {}
+        taken: set[str] = set()
+
+        parameters = self.parameters(op, inputs, properties, required, example, taken)
+        usable, body = self.request_body(op, inputs, properties, required, example, taken)
+        if not usable:
+            return None
+        input_root: dict[str, Any] = {
+            "type": "object",
+            "properties": properties,
+            "additionalProperties": False,
+        }
+        if required:
+            input_root["required"] = required
+        input_schema = inputs.finish(input_root)
+        examples = self.checked_examples(input_schema, [example] if example else [], op.pointer)
+        if examples:
+            input_schema["examples"] = list(examples)
+        output_schema, wrap, accept = self.response(op)
+
+        summary = one_line(str(operation.get("summary") or ""))
+        description = clean_text(str(operation.get("description") or ""))
+        words = naming.words(name[len(namespace) + 1 :])
+        title = summary or " ".join(words).capitalize()
+        full_description = (
+            "\n\n".join(
+                part for part in (summary, description if description != summary else "") if part
+            )
+            or f"{op.method.upper()} {op.path}"
+        )
+        if operation.get("deprecated") is True:
+            full_description = "Deprecated. " + full_description
+        method = op.method.upper()
+        annotations = _annotations(method, title)
+        return ir.Tool(
+            name=name,
+            python_name=name,
+            class_stem=naming.pascal(name[len(namespace) + 1 :]) or "Tool",
+            title=title,
+            description=full_description,
+            input_schema=input_schema,
+            output_schema=output_schema,
+            output_wrap=wrap,
+            examples=examples,
+            annotations=annotations,
+            request=ir.Request(method, op.path, tuple(parameters), body, accept),
+            security=self.security(operation, op.pointer, known_schemes),
+            operation_id=str(operation.get("operationId") or ""),
+            source=op.pointer,
+        )
+
+    def parameters(
+        self,
+        op: _Operation,
+        inputs: SchemaRoot,
+        properties: dict[str, Any],
+        required: list[str],
+        example: dict[str, Any],
+        taken: set[str],
+    ) -> list[ir.Parameter]:
+        found = op.operation.get("parameters")
+        own: list[Any] = found if isinstance(found, list) else []
+        own_ptrs = [refs.join(op.pointer, "parameters", i) for i in range(len(own))]
+        merged: dict[tuple[str, str], tuple[Mapping[str, Any], str]] = {}
+        for node, pointer in [*op.path_parameters, *zip(own, own_ptrs, strict=True)]:
+            param, param_pointer = self.deref(node, pointer)
+            if not isinstance(param, Mapping):
+                continue
+            location, wire = param.get("in"), param.get("name")
+            if location not in _LOCATION_ORDER or not isinstance(wire, str):
+                self.sink.error(
+                    self.locate(param_pointer),
+                    "a parameter needs a string `name` and `in` one of path, query, header, cookie",
+                )
+                continue
+            # Operation-level parameters override path-level ones with the same name and place.
+            merged[(location, wire)] = (param, param_pointer)
+        placeholders = re.findall(r"\{([^{}]+)\}", op.path)
+        for wire in placeholders:
+            if ("path", wire) not in merged:
+                self.sink.warning(
+                    self.locate(op.pointer),
+                    f"path parameter {{{wire}}} is not declared; it is taken as a required string",
+                    "declare it under `parameters` with `in: path`",
+                )
+                merged[("path", wire)] = (
+                    {"name": wire, "in": "path", "required": True},
+                    op.pointer,
+                )
+        for location, wire in [key for key in merged if key[0] == "path"]:
+            if wire not in placeholders:
+                self.sink.warning(
+                    self.locate(merged[(location, wire)][1]),
+                    f"path parameter {wire!r} does not appear in the path {op.path}; ignored",
+                )
+                del merged[(location, wire)]
+        ordered = sorted(merged.items(), key=lambda kv: (_LOCATION_ORDER[kv[0][0]], kv[0][1]))
+        result: list[ir.Parameter] = []
+        for (location, wire), (param, pointer) in ordered:
+            if location == "header" and wire.lower() in _IGNORED_HEADERS:
+                self.sink.warning(
+                    self.locate(pointer),
+                    f"header parameter {wire!r} is ignored, as OpenAPI requires",
+                    "use the security scheme or the media types to describe it",
+                )
+                continue
+            argument = naming.argument_name(wire)
+            if not argument:
+                self.sink.error(
+                    self.locate(refs.join(pointer, "name")),
+                    f"parameter name {wire!r} has no usable characters",
+                )
+                continue
+            if argument in taken:
+                argument = f"{argument}_{location}"
+            argument = naming.unique(argument, taken)
+            schema, style = self.parameter_schema(param, pointer, inputs)
+            description = clean_text(str(param.get("description") or ""))
+            if description and "description" not in schema:
+                schema["description"] = description
+            properties[argument] = schema
+            is_required = location == "path" or param.get("required") is True
+            if is_required:
+                required.append(argument)
+            value = _first_example(param)
+            if value is not _MISSING:
+                example[argument] = value
+            explode = param.get("explode")
+            result.append(
+                ir.Parameter(
+                    argument=argument,
+                    name=wire,
+                    location=location,  # type: ignore[arg-type]
+                    style=style,
+                    explode=bool(explode) if isinstance(explode, bool) else style == "form",
+                    required=is_required,
+                )
+            )
+        return result
+
+    def parameter_schema(
+        self, param: Mapping[str, Any], pointer: str, inputs: SchemaRoot
+    ) -> tuple[dict[str, Any], str]:
+        location = str(param["in"])
+        style = str(param.get("style") or _DEFAULT_STYLE[location])
+        if "schema" in param:
+            return inputs.convert(param["schema"], refs.join(pointer, "schema")), style
+        content = param.get("content")
+        if isinstance(content, Mapping) and content:
+            media = next(iter(content))
+            media_node = content[media]
+            if isinstance(media_node, Mapping) and "schema" in media_node:
+                schema_pointer = refs.join(pointer, "content", media, "schema")
+                # A parameter described by `content` is sent serialised in that media type.
+                return inputs.convert(media_node["schema"], schema_pointer), "json"
+        if location != "path":
+            self.sink.warning(
+                self.locate(pointer), f"parameter {param.get('name')!r} has no schema; any string"
+            )
+        return {"type": "string"}, style
+
+    def request_body(
+        self,
+        op: _Operation,
+        inputs: SchemaRoot,
+        properties: dict[str, Any],
+        required: list[str],
+        example: dict[str, Any],
+        taken: set[str],
+    ) -> tuple[bool, ir.Body | None]:
+        """Whether the operation can be a tool, and its body binding (None: no body)."""
+        node = op.operation.get("requestBody")
+        if node is None:
+            return True, None
+        body, pointer = self.deref(node, refs.join(op.pointer, "requestBody"))
+        if not isinstance(body, Mapping) or not isinstance(body.get("content"), Mapping):
+            return True, None
+        content: Mapping[str, Any] = body["content"]
+        media = _pick_media(content)
+        if media is None:
+            self.sink.warning(
+                self.locate(refs.join(pointer, "content")),
+                "request body media types "
+                + ", ".join(sorted(str(m) for m in content))
+                + " are not supported yet; the operation is left out",
+            )
+            return False, None
+        media_node = content[media] if isinstance(content[media], Mapping) else {}
+        body_required = body.get("required") is True
+        schema_pointer = refs.join(pointer, "content", media, "schema")
+        schema = inputs.convert(media_node.get("schema", {}), schema_pointer)
+        body_example = _media_example(media_node)
+        flat = _flattenable(schema) and (body_required or not schema.get("required"))
+        if not flat:
+            argument = naming.unique("body" if "body" not in taken else "request_body", taken)
+            properties[argument] = schema
+            if body_required:
+                required.append(argument)
+            if body_example is not _MISSING:
+                example[argument] = body_example
+            return True, ir.Body(media, body_required, argument)
+        mapping: list[tuple[str, str]] = []
+        body_required_props = schema.get("required", [])
+        for wire, prop_schema in schema["properties"].items():
+            argument = naming.argument_name(wire) or "field"
+            if argument in taken:
+                argument = "body_" + argument
+            argument = naming.unique(argument, taken)
+            properties[argument] = prop_schema
+            if wire in body_required_props:
+                required.append(argument)
+            if isinstance(body_example, Mapping) and wire in body_example:
+                example[argument] = body_example[wire]
+            mapping.append((argument, wire))
+        return True, ir.Body(media, body_required, None, tuple(sorted(mapping)))
+
+    def response(self, op: _Operation) -> tuple[dict[str, Any] | None, str | None, str]:
+        responses = op.operation.get("responses")
+        if not isinstance(responses, Mapping):
+            return None, None, ""
+        codes = sorted(str(c) for c in responses if str(c).startswith("2"))
+        for code in codes:
+            response, pointer = self.deref(
+                responses[code] if code in responses else responses[int(code)],
+                refs.join(op.pointer, "responses", code),
+            )
+            if not isinstance(response, Mapping) or not isinstance(
+                response.get("content"), Mapping
+            ):
+                continue
+            content: Mapping[str, Any] = response["content"]
+            json_media = next((m for m in content if _JSON_MEDIA.match(str(m))), None)
+            if json_media is None:
+                return None, None, str(next(iter(content), ""))
+            media_node = content[json_media]
+            if not isinstance(media_node, Mapping) or "schema" not in media_node:
+                return None, None, str(json_media)
+            outputs = self.converter.root("output")
+            schema = outputs.convert(
+                media_node["schema"], refs.join(pointer, "content", json_media, "schema")
+            )
+            if _is_object_schema(schema):
+                schema = dict(schema)
+                schema["type"] = "object"
+                return outputs.finish(schema), None, str(json_media)
+            wrapped = {"type": "object", "properties": {"result": schema}}
+            return outputs.finish(wrapped), "result", str(json_media)
+        return None, None, ""
+
+    def checked_examples(
+        self, schema: dict[str, Any], candidates: list[dict[str, Any]], pointer: str
+    ) -> tuple[dict[str, Any], ...]:
+        validator = Draft202012Validator(schema)
+        kept = []
+        for candidate in candidates:
+            error = next(iter(validator.iter_errors(candidate)), None)
+            if error is None:
+                kept.append(candidate)
+            else:
+                where = "/".join(str(p) for p in error.absolute_path) or "(arguments)"
+                self.sink.warning(
+                    self.locate(pointer),
+                    f"the spec's example does not match the tool's schema at {where}: "
+                    f"{one_line(error.message, 200)}; it is left out",
+                )
+        return tuple(kept)
+
+
+_MISSING: Any = object()
+
+
+def _first_example(node: Mapping[str, Any]) -> Any:
+    if "example" in node:
+        return node["example"]
+    examples = node.get("examples")
+    if isinstance(examples, Mapping):
+        for entry in examples.values():
+            if isinstance(entry, Mapping) and "value" in entry:
+                return entry["value"]
+    schema = node.get("schema")
+    if isinstance(schema, Mapping) and "example" in schema:
+        return schema["example"]
+    return _MISSING
+
+
+def _media_example(media: Mapping[str, Any]) -> Any:
+    return _first_example(media)
+
+
+def _pick_media(content: Mapping[str, Any]) -> str | None:
+    """Prefer JSON; then the other media types the runtime can send."""
+    for media in content:
+        if _JSON_MEDIA.match(str(media)):
+            return str(media)
+    for media in content:
+        if str(media).split(";")[0].strip().lower() in _SUPPORTED_BODY_MEDIA:
+            return str(media)
+    return None
+
+
+def _types(schema: Mapping[str, Any]) -> set[str]:
+    kind = schema.get("type")
+    if isinstance(kind, str):
+        return {kind}
+    if isinstance(kind, list):
+        return {str(k) for k in kind}
+    return set()
+
+
+def _is_object_schema(schema: Mapping[str, Any]) -> bool:
+    if any(k in schema for k in ("$ref", "anyOf", "oneOf", "allOf")):
+        return False
+    return "object" in _types(schema) and _types(schema) <= {"object", "null"}
+
+
+def _flattenable(schema: Mapping[str, Any]) -> bool:
+    """An object body with named properties and no composition can become top-level arguments."""
+    return (
+        _is_object_schema(schema)
+        and _types(schema) == {"object"}
+        and isinstance(schema.get("properties"), Mapping)
+        and bool(schema["properties"])
+        and schema.get("additionalProperties") is False
+        and "patternProperties" not in schema
+    )
+
+
+def _annotations(method: str, title: str) -> ir.Annotations:
+    """Derived from the method only: hints inside the spec never make a tool look safer."""
+    if method in ("GET", "HEAD", "OPTIONS", "TRACE"):
+        return ir.Annotations(title, read_only=True, destructive=False, idempotent=True)
+    if method == "POST":
+        return ir.Annotations(title, read_only=False, destructive=False, idempotent=False)
+    if method == "PATCH":
+        return ir.Annotations(title, read_only=False, destructive=True, idempotent=False)
+    # PUT replaces and DELETE removes: both can lose data, and both are idempotent.
+    return ir.Annotations(title, read_only=False, destructive=True, idempotent=True)

@@ -1,0 +1,107 @@
+"""The intermediate representation every frontend produces and every later stage reads.
+
+Frozen dataclasses with tuples sorted by name: two runs over the same input build equal values,
+so everything rendered from them is byte-identical. JSON Schemas are plain dicts (they are data
+for `tools.json`, never code); the frontends build them fresh and nothing mutates them later.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+JsonSchema = dict[str, Any]
+ParameterLocation = Literal["path", "query", "header", "cookie"]
+
+
+@dataclass(frozen=True)
+class Parameter:
+    argument: str  # the name the model sees, a safe identifier
+    name: str  # the wire name
+    location: ParameterLocation
+    style: str
+    explode: bool
+    required: bool
+
+
+@dataclass(frozen=True)
+class Body:
+    media_type: str
+    required: bool
+    # None: the body's properties are top-level arguments (see `properties`);
+    # otherwise the one argument that carries the whole body.
+    argument: str | None
+    properties: tuple[tuple[str, str], ...] = ()  # (argument, wire name), sorted by argument
+
+
+@dataclass(frozen=True)
+class Request:
+    method: str  # upper case
+    path: str  # the spec's path template
+    parameters: tuple[Parameter, ...]
+    body: Body | None
+    accept: str
+
+
+@dataclass(frozen=True)
+class Annotations:
+    title: str
+    read_only: bool
+    destructive: bool
+    idempotent: bool
+    open_world: bool = True
+
+
+@dataclass(frozen=True)
+class SchemeUse:
+    scheme: str
+    scopes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Tool:
+    name: str  # namespaced MCP tool name
+    python_name: str  # snake_case identifier, unique within the server
+    class_stem: str  # PascalCase stem for typed models: <stem>Arguments, <stem>Result
+    title: str
+    description: str
+    input_schema: JsonSchema
+    output_schema: JsonSchema | None
+    output_wrap: str | None  # property that carries a non-object response, or None
+    examples: tuple[dict[str, Any], ...]  # valid argument objects, from the spec
+    annotations: Annotations
+    request: Request
+    security: tuple[tuple[SchemeUse, ...], ...]
+    operation_id: str
+    source: str  # JSON pointer of the operation
+
+
+@dataclass(frozen=True)
+class SecurityScheme:
+    name: str  # as in the spec
+    type: Literal["apiKey", "http", "oauth2", "openIdConnect"]
+    location: str = ""  # apiKey: header, query or cookie
+    parameter: str = ""  # apiKey: header, query or cookie name
+    scheme: str = ""  # http: bearer or basic
+    token_url: str = ""  # oauth2 client credentials
+    env: tuple[
+        tuple[str, str], ...
+    ] = ()  # (role, variable), e.g. ("token", "PETSTORE_BEARER_AUTH")
+
+
+@dataclass(frozen=True)
+class Server:
+    distribution: str  # petstore-mcp
+    package: str  # petstore_mcp
+    namespace: str  # petstore
+    env_prefix: str  # PETSTORE
+    title: str
+    version: str
+    description: str
+    instructions: str
+    base_url: str
+    spec_servers: tuple[str, ...]
+    tools: tuple[Tool, ...]
+    security_schemes: tuple[SecurityScheme, ...]
+    source_file: str = ""  # the spec's path, relative to the output folder's config
+    skipped: tuple[str, ...] = field(default=())  # human-readable notes about what was left out

@@ -1,0 +1,201 @@
+"""Typed models: pydantic classes for every tool's arguments and result.
+
+datamodel-code-generator writes the classes from the tools' own (already converted) schemas,
+not from the whole OpenAPI document: only what tools need is modelled. Spec text never
+becomes code: the schemas handed over keep only structure (types, properties, items,
+composition, enums), and the code that comes back is audited node by node before use.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import warnings
+from collections.abc import Mapping
+from typing import Any
+
+from . import ir
+from .diagnostics import DiagnosticSink
+
+# Keywords that shape a type. Everything else (descriptions, titles, examples, defaults,
+# patterns, bounds) stays out of the models: it lives in tools.json, checked at run time.
+_STRUCTURAL = frozenset(
+    {
+        "type",
+        "properties",
+        "required",
+        "items",
+        "prefixItems",
+        "additionalProperties",
+        "anyOf",
+        "oneOf",
+        "allOf",
+        "$ref",
+        "enum",
+        "const",
+    }
+)
+_ALLOWED_CALLS = frozenset({"Field", "ConfigDict"})
+_ALLOWED_NODES = (
+    ast.Module,
+    ast.ImportFrom,
+    ast.alias,
+    ast.ClassDef,
+    ast.AnnAssign,
+    ast.Assign,
+    ast.Expr,
+    ast.Name,
+    ast.Attribute,
+    ast.Subscript,
+    ast.Tuple,
+    ast.List,
+    ast.Constant,
+    ast.Call,
+    ast.keyword,
+    ast.BinOp,
+    ast.BitOr,
+    ast.UnaryOp,
+    ast.USub,
+    ast.Load,
+    ast.Store,
+    ast.Pass,
+)
+
+
+def models_source(server: ir.Server, sink: DiagnosticSink) -> str:
+    """Python source of the models module (unformatted), or "" when it cannot be made."""
+    document, names = _combined_schema(server)
+    try:
+        from datamodel_code_generator import InputFileType, LiteralType, PythonVersion, generate
+        from datamodel_code_generator.enums import DataModelType
+        from datamodel_code_generator.format import Formatter
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            source = generate(
+                json.dumps(document, sort_keys=True),
+                input_file_type=InputFileType.JsonSchema,
+                output_model_type=DataModelType.PydanticV2BaseModel,
+                target_python_version=PythonVersion.PY_311,
+                disable_timestamp=True,
+                enum_field_as_literal=LiteralType.All,
+                use_standard_collections=True,
+                use_union_operator=True,
+                use_schema_description=False,
+                use_field_description=False,
+                formatters=[Formatter.BUILTIN],
+                class_name="AnyValue",
+            )
+    except Exception as exc:
+        sink.error(
+            server.source_file or "<spec>",
+            f"typed models could not be generated: {type(exc).__name__}: {str(exc)[:300]}",
+            "report this with the spec attached; meanwhile simplify the schema it names",
+        )
+        return ""
+    if not isinstance(source, str):
+        sink.error(server.source_file or "<spec>", "typed models: unexpected generator output")
+        return ""
+    problem = audit(source)
+    if problem:
+        sink.error(
+            server.source_file or "<spec>",
+            f"typed models failed the code audit ({problem}); nothing was written",
+            "this is a bug in the model generator's escaping; report it with the spec",
+        )
+        return ""
+    missing = [c for pair in names.values() for c in pair if c and f"class {c}(" not in source]
+    if missing:
+        sink.error(server.source_file or "<spec>", f"typed models: classes missing: {missing[:5]}")
+        return ""
+    body = source.split("from __future__ import annotations", 1)[-1]
+    return "from __future__ import annotations\n" + body + _registry(server, names)
+
+
+def audit(source: str) -> str:
+    """ "" when `source` is only imports, classes, annotated fields and constant data."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError as exc:
+        return f"syntax error at line {exc.lineno}"
+    for node in ast.walk(tree):
+        if not isinstance(node, _ALLOWED_NODES):
+            return f"unexpected {type(node).__name__} at line {getattr(node, 'lineno', '?')}"
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.id if isinstance(func, ast.Name) else ""
+            if isinstance(func, ast.Attribute) and func.attr == "model_rebuild":
+                continue
+            if name not in _ALLOWED_CALLS:
+                return f"unexpected call at line {node.lineno}"
+    return ""
+
+
+def class_names(tool: ir.Tool) -> tuple[str, str]:
+    return f"{tool.class_stem}Arguments", f"{tool.class_stem}Result"
+
+
+def _combined_schema(server: ir.Server) -> tuple[dict[str, Any], dict[str, tuple[str, str]]]:
+    """One JSON Schema document whose `$defs` hold every tool's models and their shared parts.
+
+    Each tool root's own `$defs` are hoisted with a per-mode prefix, because the same
+    component converts differently for arguments (strict) and results (lenient).
+    """
+    defs: dict[str, Any] = {}
+    names: dict[str, tuple[str, str]] = {}
+    taken = {tool_name for tool in server.tools for tool_name in class_names(tool)}
+    for tool in server.tools:
+        arguments, result = class_names(tool)
+        defs[arguments] = _hoist(tool.input_schema, "Arg", defs, taken)
+        if tool.output_schema is not None:
+            defs[result] = _hoist(tool.output_schema, "", defs, taken)
+            names[tool.name] = (arguments, result)
+        else:
+            names[tool.name] = (arguments, "")
+    return {"$defs": dict(sorted(defs.items()))}, names
+
+
+def _hoist(root: Mapping[str, Any], prefix: str, defs: dict[str, Any], taken: set[str]) -> Any:
+    local_defs = root.get("$defs", {})
+    renames = {}
+    for name in local_defs:
+        wanted = f"{prefix}{name}"
+        renames[name] = wanted if wanted not in taken or wanted in defs else f"{wanted}Model"
+    for name, schema in local_defs.items():
+        defs.setdefault(renames[name], _structural(schema, renames))
+    return _structural({k: v for k, v in root.items() if k != "$defs"}, renames)
+
+
+def _structural(node: Any, renames: Mapping[str, str]) -> Any:
+    if isinstance(node, list):
+        return [_structural(item, renames) for item in node]
+    if not isinstance(node, Mapping):
+        return node
+    result: dict[str, Any] = {}
+    for key, value in node.items():
+        if key not in _STRUCTURAL:
+            continue
+        if key == "$ref" and isinstance(value, str) and value.startswith("#/$defs/"):
+            result[key] = "#/$defs/" + renames.get(value[len("#/$defs/") :], value[8:])
+        elif key == "properties" and isinstance(value, Mapping):
+            result[key] = {name: _structural(sub, renames) for name, sub in value.items()}
+        elif key in ("enum", "const", "required"):
+            result[key] = value
+        else:
+            result[key] = _structural(value, renames)
+    return result
+
+
+def _registry(server: ir.Server, names: Mapping[str, tuple[str, str]]) -> str:
+    """Maps from tool name to model class; names are checked identifiers, keys are repr()."""
+    arguments = "".join(f"    {tool!r}: {pair[0]},\n" for tool, pair in sorted(names.items()))
+    results = "".join(
+        f"    {tool!r}: {pair[1]},\n" for tool, pair in sorted(names.items()) if pair[1]
+    )
+    return (
+        "\n\nARGUMENTS: dict[str, type[BaseModel]] = {\n"
+        + arguments
+        + "}\n\nRESULTS: dict[str, type[BaseModel]] = {\n"
+        + results
+        + "}\n"
+    )

@@ -1,0 +1,347 @@
+"""Small valid instances of converted (JSON Schema 2020-12) schemas, for generated tests.
+
+Generated tests need arguments a tool accepts and responses its `outputSchema` accepts. The
+spec's own words come first (`examples`, `default`, `const`, `enum`); otherwise the smallest
+plausible value is built: required properties only, `minItems` items, strings and numbers
+inside their bounds. Nothing here is random, so generated tests are byte-identical between runs.
+
+Every answer is checked against the whole schema before it is returned, with the runtime's
+notion of an integer (a Python `int`, never `1.0` or `True`); when no valid instance is found
+the answer is `(False, None)`, never a guess.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterator, Mapping
+from typing import Any, Final
+
+from jsonschema import Draft202012Validator, validators  # type: ignore[import-untyped, unused-ignore]
+from referencing.exceptions import Unresolvable
+
+__all__ = ["sample_instance"]
+
+_MAX_DEPTH: Final = 32
+# Recursive schemas with several branches could otherwise explore exponentially many trees.
+_MAX_STEPS: Final = 20_000
+
+_FORMATS: Final = {
+    "date-time": "2024-01-01T00:00:00Z",
+    "date": "2024-01-01",
+    "time": "12:00:00Z",
+    "email": "user@example.com",
+    "idn-email": "user@example.com",
+    "uuid": "00000000-0000-4000-8000-000000000000",
+    "uri": "https://example.com",
+    "url": "https://example.com",
+    "iri": "https://example.com",
+    "uri-reference": "https://example.com",
+    "hostname": "example.com",
+    "idn-hostname": "example.com",
+    "ipv4": "192.0.2.1",
+    "ipv6": "2001:db8::1",
+    "duration": "P1D",
+    "byte": "c3RyaW5n",
+    "binary": "string",
+    "password": "string",
+    "int64": "1",
+    "decimal": "1",
+}
+# Tried in order when a string has a pattern; short, and covering the usual character classes.
+_STRING_CANDIDATES: Final = ("string", "a", "A", "0", "abc", "ABC", "123", "a1", "example")
+
+
+def _is_strict_integer(checker: object, instance: object) -> bool:
+    # The runtime refuses `1.0` and `True` for an integer argument; so must a sample.
+    return isinstance(instance, int) and not isinstance(instance, bool)
+
+
+_Validator = validators.extend(  # type: ignore[no-untyped-call, unused-ignore]
+    Draft202012Validator,
+    type_checker=Draft202012Validator.TYPE_CHECKER.redefine("integer", _is_strict_integer),
+)
+
+
+def sample_instance(
+    schema: Mapping[str, Any], defs: Mapping[str, Any] | None = None
+) -> tuple[bool, Any]:
+    """A small instance valid against `schema`, or `(False, None)` when none can be built.
+
+    Args:
+        schema: a converted schema (the output of `mcpmint.schema`), possibly with `$defs`.
+        defs: the `$defs` its `#/$defs/...` references point into; defaults to its own.
+
+    Returns:
+        `(True, value)` with a value that validates, or `(False, None)`.
+    """
+    if defs is None:
+        defs = schema.get("$defs") or {}
+    sampler = _Sampler(defs)
+    ok, value = sampler.sample(schema, 0, 0)
+    if ok and sampler.valid(schema, value):
+        return True, value
+    return False, None
+
+
+class _Sampler:
+    def __init__(self, defs: Mapping[str, Any]) -> None:
+        self._defs = defs
+        self._steps = 0
+
+    def valid(self, schema: Any, value: Any) -> bool:
+        if isinstance(schema, bool):
+            return schema
+        document = {**schema, "$defs": self._defs} if self._defs else dict(schema)
+        try:
+            return bool(_Validator(document).is_valid(value))
+        except Unresolvable:
+            return False
+
+    def sample(self, schema: Any, depth: int, variant: int) -> tuple[bool, Any]:
+        """`variant` > 0 asks for a different value, for arrays whose items must be unique."""
+        self._steps += 1
+        if schema is True:
+            return True, _plain_string(variant)
+        if not isinstance(schema, Mapping) or depth > _MAX_DEPTH or self._steps > _MAX_STEPS:
+            return False, None
+        for candidate in _rotate(_spec_values(schema), variant):
+            if self.valid(schema, candidate):
+                return True, candidate
+        for value in self._built(schema, depth, variant):
+            if self.valid(schema, value):
+                return True, value
+        return False, None
+
+    def _built(self, schema: Mapping[str, Any], depth: int, variant: int) -> Iterator[Any]:
+        """Candidates built from the schema's structure, best first, lazily: the first valid
+        one ends the search."""
+        ref = schema.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#/$defs/"):
+            ok, value = self.sample(self._defs.get(ref[len("#/$defs/") :]), depth + 1, variant)
+            if ok:
+                yield value
+        for key in ("oneOf", "anyOf", "allOf"):
+            for branch in schema.get(key, []):
+                ok, value = self.sample(_with_branch(schema, key, branch), depth + 1, variant)
+                if ok:
+                    yield value
+        for name in _types(schema):
+            ok, value = self._typed(name, schema, depth, variant)
+            if ok:
+                yield value
+
+    def _typed(
+        self, name: str, schema: Mapping[str, Any], depth: int, variant: int
+    ) -> tuple[bool, Any]:
+        if name == "object":
+            return self._object(schema, depth)
+        if name == "array":
+            return self._array(schema, depth)
+        if name == "string":
+            return _string(schema, variant)
+        if name == "integer":
+            return _integer(schema, variant)
+        if name == "number":
+            return _number(schema, variant)
+        if name == "boolean":
+            return True, variant % 2 == 0
+        return True, None
+
+    def _object(self, schema: Mapping[str, Any], depth: int) -> tuple[bool, Any]:
+        properties = schema.get("properties", {})
+        names = list(schema.get("required", []))
+        # minProperties: the declared optional properties first, then made-up keys.
+        optional = [name for name in properties if name not in names]
+        while len(names) < schema.get("minProperties", 0) and optional:
+            names.append(optional.pop(0))
+        out: dict[str, Any] = {}
+        for name in names:
+            ok, value = self.sample(_property_schema(schema, name), depth + 1, 0)
+            if not ok:
+                return False, None
+            out[name] = value
+        extra = schema.get("additionalProperties", True)
+        index = 0
+        while len(out) < schema.get("minProperties", 0) and extra is not False:
+            index += 1
+            ok, value = self.sample(extra, depth + 1, 0)
+            if not ok:
+                return False, None
+            out[f"key{index}"] = value
+        return True, out
+
+    def _array(self, schema: Mapping[str, Any], depth: int) -> tuple[bool, Any]:
+        prefix = schema.get("prefixItems", [])
+        items = schema.get("items", True)
+        count = schema.get("minItems", 0)
+        if "contains" in schema:
+            count = max(count, schema.get("minContains", 1))
+        out: list[Any] = []
+        for index in range(count):
+            item = prefix[index] if index < len(prefix) else schema.get("contains", items)
+            # Different values only where they must differ: formats stay intact otherwise.
+            variant = index if schema.get("uniqueItems") is True else 0
+            ok, value = self.sample(item, depth + 1, variant)
+            if not ok:
+                return False, None
+            out.append(value)
+        return True, out
+
+
+def _with_branch(schema: Mapping[str, Any], key: str, branch: Any) -> Any:
+    """The branch together with what the schema says next to the union: in
+    `{required: [a], anyOf: [{required: [b]}, ...]}` a sample needs both `a` and `b`."""
+    if not isinstance(branch, Mapping):
+        return branch
+    rest = {k: v for k, v in schema.items() if k != key}
+    if not rest:
+        return branch
+    combined = {**rest, **branch}
+    if "required" in rest and "required" in branch:
+        combined["required"] = [*rest["required"], *branch["required"]]
+    if "properties" in rest and "properties" in branch:
+        combined["properties"] = {**rest["properties"], **branch["properties"]}
+    return combined
+
+
+def _spec_values(schema: Mapping[str, Any]) -> list[Any]:
+    """The values the spec itself offers, in order of preference."""
+    values: list[Any] = []
+    examples = schema.get("examples")
+    if isinstance(examples, list):
+        values.extend(examples)
+    for key in ("default", "const"):
+        if key in schema:
+            values.append(schema[key])
+    enum = schema.get("enum")
+    if isinstance(enum, list):
+        values.extend(enum)
+    return values
+
+
+def _rotate(values: list[Any], variant: int) -> list[Any]:
+    if not values:
+        return values
+    shift = variant % len(values)
+    return values[shift:] + values[:shift]
+
+
+def _types(schema: Mapping[str, Any]) -> list[str]:
+    """The types to try: the declared ones (null last), or guessed from the keywords."""
+    declared = schema.get("type")
+    if declared is not None:
+        names = declared if isinstance(declared, list) else [declared]
+        return [n for n in names if n != "null"] + [n for n in names if n == "null"]
+    if any(key in schema for key in ("properties", "required", "additionalProperties")):
+        return ["object"]
+    if any(key in schema for key in ("items", "prefixItems", "minItems", "contains")):
+        return ["array"]
+    if any(key in schema for key in ("minimum", "maximum", "multipleOf")):
+        return ["number"]
+    if any(key in schema for key in ("$ref", "oneOf", "anyOf", "allOf")):
+        return []  # the branches decide
+    return ["string"]
+
+
+def _property_schema(schema: Mapping[str, Any], name: str) -> Any:
+    properties = schema.get("properties", {})
+    if name in properties:
+        return properties[name]
+    for pattern, sub in schema.get("patternProperties", {}).items():
+        if re.search(pattern, name):
+            return sub
+    return schema.get("additionalProperties", True)
+
+
+def _plain_string(variant: int) -> str:
+    return "string" if variant == 0 else f"string{variant}"
+
+
+def _string(schema: Mapping[str, Any], variant: int) -> tuple[bool, Any]:
+    low = schema.get("minLength", 0)
+    high = schema.get("maxLength")
+    pattern = schema.get("pattern")
+    bases = [_FORMATS[schema["format"]]] if schema.get("format") in _FORMATS else []
+    if pattern is not None:
+        # A pattern that is mostly literal (`^/v1/accounts`) is its own best sample.
+        bases.append(re.sub(r"\\(.)", r"\1", pattern.removeprefix("^").removesuffix("$")))
+    for base in [*bases, *_STRING_CANDIDATES]:
+        if variant:
+            base = f"{base}{variant}"
+        text = _fit(base, low, high)
+        if text is not None and (pattern is None or re.search(pattern, text)):
+            return True, text
+    return False, None
+
+
+def _fit(text: str, low: int, high: int | None) -> str | None:
+    if len(text) < low:
+        text += text[-1] * (low - len(text))
+    if high is not None and len(text) > high:
+        text = text[:high]
+    return text if len(text) >= low else None
+
+
+def _integer(schema: Mapping[str, Any], variant: int) -> tuple[bool, Any]:
+    low, high = _integer_bounds(schema)
+    # 1 when allowed: 0 and negative numbers are often special to APIs.
+    value = 1 if low is None else max(1, low)
+    value = value if high is None else min(value, high)
+    value += variant
+    step = schema.get("multipleOf")
+    if step is not None:
+        multiple = math.ceil(value / step) * step
+        if not float(multiple).is_integer():
+            return False, None
+        value = int(multiple)
+    if (low is not None and value < low) or (high is not None and value > high):
+        return False, None
+    return True, value
+
+
+def _integer_bounds(schema: Mapping[str, Any]) -> tuple[int | None, int | None]:
+    lows: list[int] = []
+    highs: list[int] = []
+    if "minimum" in schema:
+        lows.append(math.ceil(schema["minimum"]))
+    if "exclusiveMinimum" in schema:
+        lows.append(math.floor(schema["exclusiveMinimum"]) + 1)
+    if "maximum" in schema:
+        highs.append(math.floor(schema["maximum"]))
+    if "exclusiveMaximum" in schema:
+        highs.append(math.ceil(schema["exclusiveMaximum"]) - 1)
+    return (max(lows) if lows else None), (min(highs) if highs else None)
+
+
+def _number(schema: Mapping[str, Any], variant: int) -> tuple[bool, Any]:
+    ok, value = _integer(schema, variant)
+    if ok:
+        return True, value
+    # No integer fits (a narrow range, or a fractional multipleOf): try the middle of the range
+    # and the first multiple above its lower end; validation decides.
+    lows = [schema[k] for k in ("minimum", "exclusiveMinimum") if k in schema]
+    highs = [schema[k] for k in ("maximum", "exclusiveMaximum") if k in schema]
+    low = max(lows) if lows else None
+    high = min(highs) if highs else None
+    if low is None or high is None:
+        middle = (low + 1) if low is not None else (high - 1 if high is not None else 1)
+    else:
+        middle = (low + high) / 2
+    step = schema.get("multipleOf")
+    if step is not None and low is not None:
+        return _multiple_in_range(step, low, high)
+    return True, middle
+
+
+def _multiple_in_range(step: float, low: float, high: float | None) -> tuple[bool, Any]:
+    """A multiple of a fractional `step` that JSON Schema's float check accepts: k * step is
+    not always an exact multiple in floating point (3 * 0.05), so a few are tried."""
+    first = math.floor(low / step)
+    for k in range(first, first + 10):
+        value = k * step
+        if value < low or (high is not None and value > high):
+            continue
+        if float(value / step).is_integer():
+            return True, value
+    return False, None

@@ -1,0 +1,36 @@
+"""Cleaning of untrusted spec text that the model will read (titles, descriptions)."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+MAX_DESCRIPTION = 4000
+
+_ANSI = re.compile(r"\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)|[@-Z\\-_])")
+# Bidi overrides and isolates, zero-width characters and the BOM: invisible to a reviewer,
+# visible to a model.
+_INVISIBLE = re.compile("[\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
+
+
+def clean_text(text: str, max_length: int = MAX_DESCRIPTION) -> str:
+    """Strip ANSI escapes, control, bidi and zero-width characters; normalise line ends; cap."""
+    text = _ANSI.sub("", text)
+    text = _INVISIBLE.sub("", text)
+    text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\u2028", "\n")
+    text = "".join(
+        ch for ch in text if ch in "\n\t" or unicodedata.category(ch) not in ("Cc", "Cf")
+    )
+    text = text.strip()
+    if len(text) > max_length:
+        text = text[: max_length - 1].rstrip() + "…"
+    return text
+
+
+def one_line(text: str, max_length: int = 120) -> str:
+    """A title: the first line of cleaned text."""
+    cleaned = clean_text(text, max_length * 4)
+    first = cleaned.split("\n", 1)[0].strip()
+    if len(first) > max_length:
+        first = first[: max_length - 1].rstrip() + "…"
+    return first

@@ -1,0 +1,249 @@
+"""The only stage that touches the output folder.
+
+Ownership (DESIGN.md section 5): generated files are listed with their sha256 in
+`.mcpmint/manifest.json` and rewritten on every run, unless a hand edit is detected, which is
+refused without `force`. Scaffold files belong to the user and are written only when missing.
+Stale generated files are removed only when unmodified. Every change is staged first and
+applied with a rollback, so a failed run leaves the previous tree exactly as it was.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+from .diagnostics import DiagnosticSink
+from .render import FileTree
+
+MANIFEST = ".mcpmint/manifest.json"
+
+
+@dataclass
+class WriteReport:
+    written: list[str] = field(default_factory=list)
+    scaffolded: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    refused: list[str] = field(default_factory=list)
+    diffs: dict[str, str] = field(default_factory=dict)
+    output: Path | None = None
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.written or self.scaffolded or self.removed)
+
+
+def sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _safe_relative(path: str) -> bool:
+    parts = PurePosixPath(path).parts
+    return bool(parts) and not PurePosixPath(path).is_absolute() and ".." not in parts
+
+
+def _read_manifest(out: Path, sink: DiagnosticSink) -> dict[str, str] | None:
+    manifest = out / MANIFEST
+    if not manifest.is_file():
+        return {}
+    try:
+        data = json.loads(manifest.read_text(encoding="utf-8"))
+        files = data["files"]
+        if not isinstance(files, dict):
+            raise TypeError("files is not an object")
+        return {str(k): str(v) for k, v in files.items()}
+    except (ValueError, KeyError, TypeError) as exc:
+        sink.error(str(manifest), f"unreadable manifest: {exc}", "restore it from version control")
+        return None
+
+
+def manifest_text(generated: Mapping[str, str]) -> str:
+    files = {path: sha256(text) for path, text in sorted(generated.items())}
+    return json.dumps({"generator": "mcpmint", "files": files}, indent=2, sort_keys=True) + "\n"
+
+
+def plan(
+    tree: FileTree, out: Path, *, force: bool, sink: DiagnosticSink
+) -> tuple[dict[str, str], list[str], WriteReport]:
+    """Decide what to write and remove; report refusals as errors in `sink`."""
+    report = WriteReport()
+    previous = _read_manifest(out, sink)
+    if previous is None:
+        return {}, [], report
+    writes: dict[str, str] = {}
+    for path in sorted({*tree.generated, *tree.scaffold}):
+        if not _safe_relative(path):
+            sink.error(path, "refusing to write outside the output folder")
+            return {}, [], report
+    root = out.resolve() if out.exists() else out.absolute()
+    generated = {**tree.generated, MANIFEST: manifest_text(tree.generated)}
+    for path, text in sorted(generated.items()):
+        target = out / path
+        if target.is_symlink() or (
+            target.exists() and not str(target.resolve()).startswith(str(root) + os.sep)
+        ):
+            sink.error(str(target), "refusing to write through a symbolic link")
+            continue
+        if not target.exists():
+            writes[path] = text
+            report.written.append(path)
+            continue
+        current = target.read_text(encoding="utf-8", errors="replace")
+        if current == text:
+            report.unchanged.append(path)
+            continue
+        owned = path in previous or path == MANIFEST
+        edited = owned and path != MANIFEST and sha256(current) != previous[path]
+        if (edited or not owned) and not force:
+            report.refused.append(path)
+            report.diffs[path] = _diff(path, current, text)
+            why = "was edited by hand" if edited else "exists but was not written by mcpmint"
+            sink.error(
+                str(target),
+                f"generated file {why}; refusing to overwrite it",
+                "move the change into hooks.py, auth.py or an override in mcpmint.yaml, "
+                "then run again; or pass --force to overwrite it",
+            )
+            continue
+        writes[path] = text
+        report.written.append(path)
+    for path in sorted(set(previous) - set(generated)):
+        target = out / path
+        if not target.is_file():
+            continue
+        current = target.read_text(encoding="utf-8", errors="replace")
+        if sha256(current) != previous[path] and not force:
+            sink.warning(
+                str(target),
+                "no longer generated, but edited by hand: left in place",
+                "delete it yourself once its changes live elsewhere",
+            )
+            continue
+        report.removed.append(path)
+    for path, text in sorted(tree.scaffold.items()):
+        if not (out / path).exists() and not (out / path).is_symlink():
+            writes[path] = text
+            report.scaffolded.append(path)
+    return writes, report.removed, report
+
+
+def write_tree(
+    tree: FileTree,
+    out: Path,
+    *,
+    check: bool = False,
+    force: bool = False,
+    sink: DiagnosticSink,
+    _fault: Callable[[str], None] | None = None,
+) -> WriteReport:
+    """Bring `out` in line with `tree`. With `check`, only report what would change.
+
+    `_fault` is called before each file is put in place; tests use it to inject a failure in
+    the middle of a run.
+    """
+    writes, removals, report = plan(tree, out, force=force, sink=sink)
+    if check or sink.has_errors:
+        return report
+    if not writes and not removals:
+        return report
+    if not out.exists():
+        _create_fresh(out, writes, _fault)
+        return report
+    _apply(out, writes, removals, _fault)
+    return report
+
+
+def _create_fresh(
+    out: Path, writes: Mapping[str, str], fault: Callable[[str], None] | None
+) -> None:
+    """A new folder appears whole or not at all: build it beside, then rename it into place."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    try:
+        for path, text in writes.items():
+            if fault:
+                fault(path)
+            target = staging / path
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text, encoding="utf-8", newline="\n")
+        staging.rename(out)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+
+
+def _apply(
+    out: Path,
+    writes: Mapping[str, str],
+    removals: list[str],
+    fault: Callable[[str], None] | None,
+) -> None:
+    """Stage every new file, then swap each in, keeping backups to roll back on any failure."""
+    work = Path(tempfile.mkdtemp(prefix="run-", dir=_ensure(out / ".mcpmint")))
+    staged, backup = work / "staged", work / "backup"
+    done: list[tuple[str, bool]] = []  # (path, had a previous version)
+    try:
+        for path, text in writes.items():
+            target = staged / path
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text, encoding="utf-8", newline="\n")
+        # The manifest goes last: until it is in place, the previous one still describes the tree.
+        order = sorted(writes, key=lambda p: p == MANIFEST)
+        for path in [*order, *removals]:
+            if fault:
+                fault(path)
+            target = out / path
+            existed = target.exists()
+            if existed:
+                saved = backup / path
+                saved.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(target, saved)
+            done.append((path, existed))
+            if path in writes:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                os.replace(staged / path, target)
+            else:
+                target.unlink()
+                _prune_empty(target.parent, out)
+    except BaseException:
+        for path, existed in reversed(done):
+            target = out / path
+            if existed:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                os.replace(backup / path, target)
+            elif target.exists():
+                target.unlink()
+                _prune_empty(target.parent, out)
+        raise
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+        _prune_empty(out / ".mcpmint", out)
+
+
+def _ensure(folder: Path) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def _prune_empty(folder: Path, stop: Path) -> None:
+    while folder != stop and folder.is_dir() and not any(folder.iterdir()):
+        folder.rmdir()
+        folder = folder.parent
+
+
+def _diff(path: str, current: str, new: str) -> str:
+    lines = difflib.unified_diff(
+        new.splitlines(keepends=True),
+        current.splitlines(keepends=True),
+        fromfile=f"{path} (generated)",
+        tofile=f"{path} (on disk)",
+        n=2,
+    )
+    return "".join(list(lines)[:200])

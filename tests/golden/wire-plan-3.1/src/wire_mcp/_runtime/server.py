@@ -1,0 +1,242 @@
+"""The MCP server of a generated package, on the SDK's low-level `Server`.
+
+A call goes: validate arguments, resolve the base URL, choose credentials, build the request,
+add credentials, send, map the response. Every step before sending can fail, and when one does
+nothing has left the process.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ipaddress
+import logging
+import os
+import sys
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+import httpx2
+import mcp_types as types
+from mcp.server import Server, ServerRequestContext
+from mcp.server.transport_security import TransportSecuritySettings
+from mcp.shared.exceptions import MCPError
+from starlette.applications import Starlette
+
+from .arguments import ArgumentValidator
+from .catalog import Catalog, Tool
+from .credentials import CredentialError, Credentials
+from .redaction import redact
+from .request import ArgumentError, PreparedRequest, build_request, split_base_url
+from .results import OutputValidator, error_result, upstream_result
+from .upstream import UpstreamClient, UpstreamError, UpstreamResponse, resolve_base_url
+
+__all__ = ["build_server", "http_app", "main"]
+
+logger = logging.getLogger(__name__)
+
+_LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
+
+
+def build_server(
+    catalog: Catalog,
+    *,
+    transport: httpx2.AsyncBaseTransport | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> Server[dict[str, Any]]:
+    """A low-level MCP `Server` exposing the catalog's tools.
+
+    Args:
+        catalog: the loaded `tools.json`.
+        transport: the upstream HTTP transport (tests pass an `httpx2.MockTransport`).
+        environ: where base URL and credential variables are read; `os.environ` by default.
+    """
+    runtime = _Runtime(catalog, transport, os.environ if environ is None else environ)
+    info = catalog.server
+    return Server(
+        info.name,
+        version=info.version,
+        title=info.title or None,
+        instructions=info.instructions or None,
+        lifespan=runtime.lifespan,
+        get_tool_input_schema=runtime.input_schema,
+        on_list_tools=runtime.list_tools,
+        on_call_tool=runtime.call_tool,
+    )
+
+
+def http_app(server: Server[Any], *, host: str = "127.0.0.1") -> Starlette:
+    """The streamable HTTP app at `/mcp`, with Host and Origin checks on (DNS rebinding)."""
+    hosts = [f"{name}:*" for name in _LOOPBACK_NAMES]
+    origins = [f"http://{name}:*" for name in _LOOPBACK_NAMES]
+    bracketed = f"[{host}]" if ":" in host else host
+    if bracketed not in _LOOPBACK_NAMES:
+        hosts.append(f"{bracketed}:*")
+        origins.append(f"http://{bracketed}:*")
+    return server.streamable_http_app(
+        streamable_http_path="/mcp",
+        host=host,
+        transport_security=TransportSecuritySettings(
+            enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins
+        ),
+    )
+
+
+def main(catalog: Catalog, argv: list[str] | None = None) -> int:
+    """Run the server over stdio (the default) or streamable HTTP; returns the exit code."""
+    parser = argparse.ArgumentParser(
+        prog=catalog.server.name, description=f"MCP server {catalog.server.name}"
+    )
+    parser.add_argument("--transport", choices=("stdio", "http"), default="stdio")
+    parser.add_argument("--host", default="127.0.0.1", help="HTTP only; a loopback address")
+    parser.add_argument("--port", type=int, default=8000, help="HTTP only")
+    args = parser.parse_args(argv)
+    if args.transport == "http":
+        if not _is_loopback(args.host):
+            print(
+                f"{parser.prog}: refusing to listen on {args.host}: serving beyond this machine "
+                "requires inbound authentication, which this server does not have yet. "
+                "Use a loopback address such as 127.0.0.1.",
+                file=sys.stderr,
+            )
+            return 2
+        if not 0 <= args.port <= 65535:
+            parser.error(f"invalid port {args.port}")
+    server = build_server(catalog)
+    if args.transport == "stdio":
+        anyio.run(_serve_stdio, server)
+        return 0
+    # Imported here so that stdio mode never loads an HTTP server at all (H10).
+    import uvicorn
+
+    uvicorn.run(http_app(server, host=args.host), host=args.host, port=args.port)
+    return 0
+
+
+async def _serve_stdio(server: Server[Any]) -> None:
+    from mcp.server.stdio import stdio_server
+
+    async with stdio_server() as (read, write):
+        await server.run(read, write, server.create_initialization_options())
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+class _Runtime:
+    """State shared by the handlers of one server."""
+
+    def __init__(
+        self,
+        catalog: Catalog,
+        transport: httpx2.AsyncBaseTransport | None,
+        environ: Mapping[str, str],
+    ) -> None:
+        self._catalog = catalog
+        self._environ = environ
+        self._tools = {tool.name: tool for tool in catalog.tools}
+        self._listed = [_mcp_tool(tool) for tool in catalog.tools]
+        self._arguments = {tool.name: ArgumentValidator(tool) for tool in catalog.tools}
+        self._outputs = {
+            tool.name: OutputValidator(tool.output_schema) if tool.output_schema else None
+            for tool in catalog.tools
+        }
+        self._credentials = Credentials(catalog, environ)
+        info = catalog.server
+        self._upstream = UpstreamClient(
+            catalog.upstream,
+            user_agent=f"{info.name}/{info.version}",
+            transport=transport,
+            secrets=self._credentials.secrets,
+        )
+        self._sessions = 0
+
+    @asynccontextmanager
+    async def lifespan(self, server: Server[dict[str, Any]]) -> AsyncIterator[dict[str, Any]]:
+        # Entered once per stdio run or HTTP app, and once per in-memory client: the pool is
+        # closed when the last one leaves.
+        self._sessions += 1
+        try:
+            yield {}
+        finally:
+            self._sessions -= 1
+            if self._sessions == 0:
+                with anyio.CancelScope(shield=True):
+                    await self._upstream.aclose()
+
+    def input_schema(self, name: str) -> Mapping[str, Any] | None:
+        tool = self._tools.get(name)
+        return None if tool is None else tool.input_schema
+
+    async def list_tools(
+        self, ctx: ServerRequestContext[dict[str, Any]], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=self._listed)
+
+    async def call_tool(
+        self, ctx: ServerRequestContext[dict[str, Any]], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        tool = self._tools.get(params.name)
+        if tool is None:
+            raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {params.name}")
+        arguments: object = {} if params.arguments is None else params.arguments
+        try:
+            return await self._call(tool, arguments)
+        except Exception as exc:
+            # Details stay in the log: an exception text could hold a secret or a response.
+            logger.exception("tool %s failed", tool.name)
+            return error_result(
+                f"Internal error in the MCP server ({type(exc).__name__}); the request may or "
+                "may not have reached the upstream API."
+            )
+
+    async def _call(self, tool: Tool, arguments: object) -> types.CallToolResult:
+        problems = self._arguments[tool.name].errors(arguments)
+        if problems or not isinstance(arguments, Mapping):
+            listed = "\n".join(f"- {p}" for p in problems)
+            return error_result(f"Invalid arguments; nothing was sent:\n{listed}")
+        try:
+            base_url = resolve_base_url(self._catalog, self._environ)
+            plan = self._credentials.select(tool)
+            request = build_request(tool, arguments, base_url)
+            request = await self._credentials.apply(plan, request, base_url, self._send)
+        except ArgumentError as exc:
+            return error_result(
+                f"Invalid argument {exc.argument}: {exc.message}. Nothing was sent."
+            )
+        except (UpstreamError, CredentialError) as exc:
+            return error_result(redact(str(exc), self._credentials.secrets()))
+        secrets = self._credentials.secrets()
+        logger.debug("tool %s: %s %s", tool.name, request.method, redact(request.url, secrets))
+        origin, _ = split_base_url(base_url)
+        try:
+            response = await self._upstream.send(request, origin=origin)
+        except UpstreamError as exc:
+            return error_result(redact(str(exc), secrets))
+        logger.debug("tool %s: HTTP %s", tool.name, response.status)
+        if response.status == 401:
+            self._credentials.forget_tokens(plan)
+        return upstream_result(tool, response, self._outputs[tool.name], secrets)
+
+    async def _send(self, request: PreparedRequest, origin: str) -> UpstreamResponse:
+        return await self._upstream.send(request, origin=origin)
+
+
+def _mcp_tool(tool: Tool) -> types.Tool:
+    return types.Tool(
+        name=tool.name,
+        title=tool.title or None,
+        description=tool.description or None,
+        input_schema=dict(tool.input_schema),
+        output_schema=None if tool.output_schema is None else dict(tool.output_schema),
+        annotations=types.ToolAnnotations.model_validate(dict(tool.annotations))
+        if tool.annotations
+        else None,
+    )

@@ -1,0 +1,156 @@
+"""End to end: petstore-plus generated, installed in a fresh virtual environment, its own
+checks and tests run there, then served over stdio and streamable HTTP against a real Prism
+mock of the same spec, which rejects any request that does not match the spec.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import mcp_types as types
+import pytest
+from mcp import Client, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+from mcpmint.diagnostics import DiagnosticSink
+from mcpmint.pipeline import GenerateOptions, generate
+
+from .support import REPO, clean_env, free_port, make_venv, node_tool, prism, run, serving
+
+pytestmark = [pytest.mark.slow, pytest.mark.anyio]
+SPEC = REPO / "specs" / "petstore-plus.yaml"
+
+
+@dataclass(frozen=True)
+class Installed:
+    folder: Path  # the generated package
+    python: Path  # its fresh virtual environment's interpreter
+    cases: dict[str, Any]
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
+    root = tmp_path_factory.mktemp("e2e")
+    out = root / "petstore-mcp"
+    sink = DiagnosticSink()
+    generate(SPEC, GenerateOptions(output=out), sink)
+    assert not sink.has_errors, [d.render() for d in sink]
+    python = make_venv(root / "venv", f"{out}[test]")
+    cases = json.loads((out / "tests" / "generated_cases.json").read_text(encoding="utf-8"))
+    return Installed(out, python, cases)
+
+
+@pytest.fixture(scope="module")
+def upstream() -> Iterator[str]:
+    with prism(SPEC) as url:
+        yield url
+
+
+def server_env(installed: Installed, upstream: str) -> dict[str, str]:
+    return clean_env(
+        PETSTORE_BASE_URL=upstream,
+        PETSTORE_API_KEY_AUTH="key-for-prism",
+        PETSTORE_BEARER_AUTH="bearer-for-prism",
+        PETSTORE_OAUTH2_ACCESS_TOKEN="oauth-for-prism",
+    )
+
+
+def text_of(result: types.CallToolResult) -> str:
+    return " ".join(c.text for c in result.content if isinstance(c, types.TextContent))
+
+
+def test_generated_package_passes_its_own_tests_in_a_fresh_venv(installed: Installed) -> None:
+    done = run(
+        [str(installed.python), "-m", "pytest", "-q", "-p", "no:cacheprovider"],
+        cwd=installed.folder,
+    )
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+    assert " passed" in done.stdout
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["-m", "ruff", "check", "--no-cache", "."],
+        ["-m", "ruff", "format", "--check", "--no-cache", "."],
+        ["-m", "mypy", "--strict", "--no-incremental", "--cache-dir=/dev/null", "src", "tests"],
+    ],
+    ids=["ruff-check", "ruff-format", "mypy-strict"],
+)
+def test_generated_package_meets_our_bar(installed: Installed, command: list[str]) -> None:
+    done = run([str(installed.python), *command], cwd=installed.folder)
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+
+
+async def call_every_tool(client: Client, cases: dict[str, Any]) -> dict[str, str]:
+    listed = {tool.name for tool in (await client.list_tools()).tools}
+    assert set(cases["calls"]) <= listed
+    failures = {}
+    for name, case in sorted(cases["calls"].items()):
+        result = await client.call_tool(name, case["arguments"])
+        if result.is_error:
+            failures[name] = text_of(result)
+    return failures
+
+
+async def test_every_tool_called_over_stdio_is_accepted_by_prism(
+    installed: Installed, upstream: str
+) -> None:
+    params = StdioServerParameters(
+        command=str(installed.python),
+        args=["-m", "petstore_mcp"],
+        env=server_env(installed, upstream),
+    )
+    async with Client(params) as client:
+        failures = await call_every_tool(client, installed.cases)
+    assert len(installed.cases["calls"]) == 8
+    assert failures == {}
+
+
+async def test_every_tool_called_over_streamable_http_is_accepted_by_prism(
+    installed: Installed, upstream: str
+) -> None:
+    port = free_port()
+    command = [
+        str(installed.python),
+        "-m",
+        "petstore_mcp",
+        "--transport",
+        "http",
+        "--port",
+        str(port),
+    ]
+    with serving(command, port, server_env(installed, upstream)):
+        async with httpx2.AsyncClient(timeout=30) as http:
+            transport = streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=http)
+            async with Client(transport) as client:
+                failures = await call_every_tool(client, installed.cases)
+    assert failures == {}
+
+
+def test_mcp_inspector_lists_the_tools_strictly(installed: Installed, tmp_path: Path) -> None:
+    env = clean_env(MCP_CATALOG_PATH=str(tmp_path / "catalog.json"), PETSTORE_API_KEY_AUTH="k")
+    done = run(
+        [
+            str(node_tool("mcp-inspector")),
+            "--cli",
+            "--method",
+            "tools/list",
+            "--strict",
+            "--",
+            str(installed.python),
+            "-m",
+            "petstore_mcp",
+        ],
+        env=env,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    listed = json.loads(done.stdout)
+    assert sorted(t["name"] for t in listed["tools"]) == sorted(
+        t["name"] for t in installed.cases["toolsList"]
+    )
+    assert "warn" not in done.stderr.lower(), done.stderr

@@ -1,0 +1,104 @@
+"""Golden trees: each spec's generated package, committed under tests/golden/, compared whole.
+
+Regenerate them with `pytest tests/test_golden.py --update-golden` and review the diff.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import sys
+from pathlib import Path
+
+import pytest
+from mcpmint.diagnostics import DiagnosticSink
+from mcpmint.pipeline import build, render_server
+from mcpmint.write import MANIFEST, manifest_text, write_tree
+
+from .conftest import REPO, SPECS
+from .support import clean_env, run
+
+GOLDEN = REPO / "tests" / "golden"
+GOLDEN_SPECS = {
+    "petstore": SPECS / "petstore.yaml",
+    "petstore-plus": SPECS / "petstore-plus.yaml",
+    "wire-plan-3.1": SPECS / "wire-plan-3.1" / "oas31.yaml",
+}
+UPDATE_HINT = "run `pytest tests/test_golden.py --update-golden` and review the diff"
+
+
+def expected_tree(name: str) -> dict[str, str]:
+    spec, folder = GOLDEN_SPECS[name], GOLDEN / name
+    sink = DiagnosticSink()
+    server = build(spec, sink)
+    tree = render_server(server, Path(os.path.relpath(spec, folder)).as_posix(), sink)
+    return {**tree.scaffold, **tree.generated, MANIFEST: manifest_text(tree.generated)}
+
+
+def on_disk(folder: Path) -> dict[str, str]:
+    return {
+        path.relative_to(folder).as_posix(): path.read_text(encoding="utf-8")
+        for path in sorted(folder.rglob("*"))
+        if path.is_file() and "__pycache__" not in path.parts
+    }
+
+
+@pytest.mark.parametrize("name", sorted(GOLDEN_SPECS))
+def test_generated_tree_matches_golden(name: str, request: pytest.FixtureRequest) -> None:
+    folder = GOLDEN / name
+    expected = expected_tree(name)
+    if request.config.getoption("--update-golden"):
+        import shutil
+
+        shutil.rmtree(folder, ignore_errors=True)
+        sink = DiagnosticSink()
+        spec = GOLDEN_SPECS[name]
+        server = build(spec, sink)
+        tree = render_server(server, Path(os.path.relpath(spec, folder)).as_posix(), sink)
+        write_tree(tree, folder, sink=sink)
+        assert not sink.has_errors
+    actual = on_disk(folder)
+    missing = sorted(set(expected) - set(actual))
+    extra = sorted(set(actual) - set(expected))
+    assert not missing, f"missing from golden {name}: {missing}; {UPDATE_HINT}"
+    assert not extra, f"extra files in golden {name}: {extra}; {UPDATE_HINT}"
+    for path in sorted(expected):
+        if expected[path] != actual[path]:
+            diff = "".join(
+                difflib.unified_diff(
+                    actual[path].splitlines(keepends=True),
+                    expected[path].splitlines(keepends=True),
+                    f"golden/{name}/{path}",
+                    "generated",
+                )
+            )
+            pytest.fail(f"{name}/{path} differs from golden; {UPDATE_HINT}\n{diff[:5000]}")
+
+
+def golden_env(name: str) -> dict[str, str]:
+    return clean_env(PYTHONPATH=str(GOLDEN / name / "src"), MYPYPATH=str(GOLDEN / name / "src"))
+
+
+@pytest.mark.parametrize("name", sorted(GOLDEN_SPECS))
+def test_golden_package_passes_its_own_tests(name: str) -> None:
+    done = run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
+        cwd=GOLDEN / name,
+        env=golden_env(name),
+    )
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+
+
+@pytest.mark.parametrize("name", sorted(GOLDEN_SPECS))
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["-m", "ruff", "check", "--no-cache", "."],
+        ["-m", "ruff", "format", "--check", "--no-cache", "."],
+        ["-m", "mypy", "--strict", "--no-incremental", "--cache-dir=/dev/null", "src", "tests"],
+    ],
+    ids=["ruff-check", "ruff-format", "mypy-strict"],
+)
+def test_golden_package_meets_our_bar(name: str, command: list[str]) -> None:
+    done = run([sys.executable, *command], cwd=GOLDEN / name, env=golden_env(name))
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]

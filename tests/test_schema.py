@@ -1,0 +1,1085 @@
+"""OpenAPI schemas -> JSON Schema 2020-12 (`mcpmint.schema`).
+
+Every schema these tests emit goes through `Draft202012Validator.check_schema` in `_convert`.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from jsonschema import Draft202012Validator  # type: ignore[import-untyped, unused-ignore]
+from mcpmint import refs
+from mcpmint.diagnostics import DiagnosticSink, Level
+from mcpmint.schema import MAX_BRANCHES, MAX_DEPTH, Mode, SchemaConverter
+
+CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
+PETSTORE_PLUS = CORPUS / "crafted" / "petstore-plus.yaml"
+
+
+# -- helpers ---------------------------------------------------------------------------------
+
+
+def _locate(pointer: str) -> str:
+    return f"spec.yaml:{pointer}"
+
+
+def _spec(schemas: Mapping[str, Any], **extra: Any) -> dict[str, Any]:
+    return {"openapi": "3.0.3", "components": {"schemas": dict(schemas)}, **extra}
+
+
+def _converter(
+    document: Mapping[str, Any], openapi: tuple[int, int] = (3, 0)
+) -> tuple[SchemaConverter, DiagnosticSink]:
+    sink = DiagnosticSink()
+    return SchemaConverter(document, openapi=openapi, sink=sink, locate=_locate), sink
+
+
+def _convert(
+    document: Mapping[str, Any],
+    pointer: str,
+    mode: Mode = "input",
+    openapi: tuple[int, int] = (3, 0),
+) -> tuple[dict[str, Any], DiagnosticSink]:
+    """Convert the schema at `pointer` as one whole root, and check it is valid 2020-12."""
+    converter, sink = _converter(document, openapi)
+    root = converter.root(mode)
+    result = root.finish(root.convert(refs.resolve_pointer(document, pointer), pointer))
+    Draft202012Validator.check_schema(result)
+    return result, sink
+
+
+def _one(schema: Any, mode: Mode = "input", openapi: tuple[int, int] = (3, 0)) -> dict[str, Any]:
+    """Convert one inline schema of a document with no other schemas; no diagnostics allowed."""
+    result, sink = _convert(_spec({"S": schema}), "#/components/schemas/S", mode, openapi)
+    assert list(sink) == []
+    return result
+
+
+def _messages(sink: DiagnosticSink, level: Level = Level.WARNING) -> list[str]:
+    return [f"{d.location} {d.message}" for d in sink if d.level is level]
+
+
+def _valid(schema: Mapping[str, Any], instance: Any) -> bool:
+    return bool(Draft202012Validator(schema).is_valid(instance))
+
+
+def _refs_in(node: Any) -> Iterator[str]:
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key == "$ref":
+                yield value
+            else:
+                yield from _refs_in(value)
+    elif isinstance(node, list):
+        for item in node:
+            yield from _refs_in(item)
+
+
+def _assert_defs_closed(schema: Mapping[str, Any]) -> None:
+    """Every `#/$defs/X` reference of the root has its `X`."""
+    names = set(schema.get("$defs", {}))
+    for ref in _refs_in(schema):
+        assert ref.startswith("#/$defs/"), ref
+        assert ref.removeprefix("#/$defs/") in names, ref
+
+
+# -- references and cycles -------------------------------------------------------------------
+
+
+def test_G5_circular_refs_become_bounded_defs() -> None:
+    document = _spec(
+        {
+            "A": {
+                "type": "object",
+                "required": ["name"],
+                "properties": {"name": {"type": "string"}, "b": {"$ref": "#/components/schemas/B"}},
+            },
+            "B": {"type": "object", "properties": {"a": {"$ref": "#/components/schemas/A"}}},
+            "Tree": {
+                "type": "object",
+                "properties": {
+                    "value": {"type": "integer"},
+                    "children": {"type": "array", "items": {"$ref": "#/components/schemas/Tree"}},
+                },
+            },
+        }
+    )
+    started = time.monotonic()
+    mutual, sink = _convert(document, "#/components/schemas/A")
+    tree, _ = _convert(document, "#/components/schemas/Tree")
+    assert time.monotonic() - started < 5
+    assert list(sink) == []
+
+    # The top level is A's own body; the cycle continues through `$defs`.
+    assert mutual["properties"]["b"] == {"$ref": "#/$defs/B"}
+    assert sorted(mutual["$defs"]) == ["A", "B"]
+    assert mutual["$defs"]["B"]["properties"]["a"] == {"$ref": "#/$defs/A"}
+    _assert_defs_closed(mutual)
+    three_deep = {"name": "1", "b": {"a": {"name": "2", "b": {"a": {"name": "3", "b": {}}}}}}
+    assert _valid(mutual, three_deep)
+    missing_name_deep_down = {"name": "1", "b": {"a": {"name": "2", "b": {"a": {"b": {}}}}}}
+    assert not _valid(mutual, missing_name_deep_down)
+
+    assert tree["properties"]["children"]["items"] == {"$ref": "#/$defs/Tree"}
+    assert list(tree["$defs"]) == ["Tree"]
+    grandchildren = {"value": 1, "children": [{"value": 2, "children": [{"value": 3}]}]}
+    assert _valid(tree, grandchildren)
+    assert not _valid(tree, {"value": 1, "children": [{"children": [{"value": "three"}]}]})
+
+
+def test_reference_to_a_schema_outside_any_cycle_is_inlined() -> None:
+    document = _spec(
+        {
+            "Pet": {"type": "object", "properties": {"tag": {"$ref": "#/components/schemas/Tag"}}},
+            "Tag": {"type": "string", "maxLength": 8},
+        }
+    )
+    result, sink = _convert(document, "#/components/schemas/Pet")
+    assert result["properties"]["tag"] == {"type": "string", "maxLength": 8}
+    assert "$defs" not in result
+    assert list(sink) == []
+
+
+def test_cycle_across_mounted_files_terminates_with_defs() -> None:
+    document = _spec(
+        {"Folder": {"$ref": "#/x-mcpmint-files/tree.yaml/Folder"}},
+        **{
+            "x-mcpmint-files": {
+                "tree.yaml": {
+                    "Folder": {
+                        "type": "object",
+                        "properties": {
+                            "entries": {
+                                "type": "array",
+                                "items": {"$ref": "#/x-mcpmint-files/entry.yaml"},
+                            }
+                        },
+                    }
+                },
+                "entry.yaml": {
+                    "type": "object",
+                    "properties": {"folder": {"$ref": "#/components/schemas/Folder"}},
+                },
+            }
+        },
+    )
+    result, sink = _convert(document, "#/components/schemas/Folder")
+    assert list(sink) == []
+    # The component is only a name for the schema in tree.yaml: the root is that schema.
+    assert result["properties"]["entries"]["items"] == {"$ref": "#/$defs/entry.yaml"}
+    assert sorted(result["$defs"]) == ["Folder", "Folder_2", "entry.yaml"]
+    _assert_defs_closed(result)
+    nested: dict[str, Any] = {"entries": [{"folder": {"entries": [{"folder": {"entries": []}}]}}]}
+    assert _valid(result, nested)
+    assert not _valid(result, {"entries": [{"folder": {"entries": "none"}}]})
+
+
+def test_defs_names_are_sanitised_unique_and_follow_pointer_order() -> None:
+    node = {"type": "object", "properties": {"self": {"$ref": "#/components/schemas/My Node"}}}
+    other = {"type": "object", "properties": {"self": {"$ref": "#/x-mcpmint-files/a.yaml/My Node"}}}
+    document = _spec({"My Node": node}, **{"x-mcpmint-files": {"a.yaml": {"My Node": other}}})
+    converter, _ = _converter(document)
+    assert converter.graph.names == {
+        "#/components/schemas/My Node": "My_Node",
+        "#/x-mcpmint-files/a.yaml/My Node": "My_Node_2",
+    }
+
+
+def test_defs_reached_through_an_inlined_schema_are_included() -> None:
+    document = _spec(
+        {
+            "Envelope": {
+                "type": "object",
+                "properties": {"node": {"$ref": "#/components/schemas/Node"}},
+            },
+            "Node": {
+                "type": "object",
+                "properties": {"next": {"$ref": "#/components/schemas/Node"}},
+            },
+        }
+    )
+    # A tool's input root built by a frontend from two converted pieces of one `SchemaRoot`.
+    converter, _ = _converter(document)
+    root = converter.root("input")
+    envelope = root.convert({"$ref": "#/components/schemas/Envelope"}, "#/paths/x/body")
+    limit = root.convert({"type": "integer"}, "#/paths/x/limit")
+    assert "$defs" not in envelope
+    built = {"type": "object", "properties": {"envelope": envelope, "limit": limit}}
+    finished = root.finish(built)
+    Draft202012Validator.check_schema(finished)
+    assert list(finished["$defs"]) == ["Node"]
+    _assert_defs_closed(finished)
+
+
+def test_root_without_cycles_gets_no_defs() -> None:
+    result = _one({"type": "object", "properties": {"a": {"type": "string"}}})
+    assert "$defs" not in result
+
+
+def test_converted_pieces_are_private_copies() -> None:
+    document = _spec({"Tag": {"type": "object", "properties": {"name": {"type": "string"}}}})
+    converter, _ = _converter(document)
+    first = converter.root("input").convert({"$ref": "#/components/schemas/Tag"}, "#/a")
+    first["properties"]["name"]["description"] = "changed by a frontend"
+    second = converter.root("input").convert({"$ref": "#/components/schemas/Tag"}, "#/b")
+    assert second["properties"]["name"] == {"type": "string"}
+
+
+def test_ref_loop_without_any_schema_is_an_error_not_a_hang() -> None:
+    document = _spec(
+        {
+            "A": {"$ref": "#/components/schemas/B"},
+            "B": {"$ref": "#/components/schemas/A"},
+            "User": {"type": "object", "properties": {"a": {"$ref": "#/components/schemas/A"}}},
+        }
+    )
+    result, sink = _convert(document, "#/components/schemas/User")
+    assert result["properties"]["a"] == {}
+    assert _messages(sink, Level.ERROR) == [
+        "spec.yaml:#/components/schemas/User/properties/a/$ref "
+        "$ref '#/components/schemas/A' only leads to other $refs in a loop; no schema"
+    ]
+
+
+def test_unresolvable_ref_becomes_empty_schema_with_error_at_the_ref() -> None:
+    document = _spec(
+        {"Pet": {"type": "object", "properties": {"owner": {"$ref": "#/components/schemas/Nope"}}}}
+    )
+    result, sink = _convert(document, "#/components/schemas/Pet")
+    assert result["properties"]["owner"] == {}
+    assert _messages(sink, Level.ERROR) == [
+        "spec.yaml:#/components/schemas/Pet/properties/owner/$ref "
+        "$ref '#/components/schemas/Nope' does not resolve to anything in the document"
+    ]
+
+
+# -- OpenAPI 3.0 -> 2020-12 ------------------------------------------------------------------
+
+
+def test_nullable_type_becomes_a_type_union_with_null() -> None:
+    assert _one({"type": "string", "nullable": True}) == {"type": ["string", "null"]}
+
+
+def test_nullable_enum_also_gets_null_appended() -> None:
+    result = _one({"type": "string", "enum": ["a", "b"], "nullable": True})
+    assert result == {"type": ["string", "null"], "enum": ["a", "b", None]}
+    assert _valid(result, None)
+
+
+def test_nullable_ref_or_composition_becomes_anyof_with_null() -> None:
+    document = _spec(
+        {
+            "Node": {"type": "object", "properties": {"up": {"$ref": "#/components/schemas/Node"}}},
+            "Holder": {
+                "type": "object",
+                "properties": {
+                    "node": {
+                        "description": "the node",
+                        "nullable": True,
+                        "allOf": [{"$ref": "#/components/schemas/Node"}],
+                    },
+                    "either": {
+                        "nullable": True,
+                        "oneOf": [{"type": "integer"}, {"type": "string"}],
+                    },
+                },
+            },
+        }
+    )
+    result, sink = _convert(document, "#/components/schemas/Holder")
+    assert list(sink) == []
+    assert result["properties"]["node"] == {
+        "description": "the node",
+        "anyOf": [{"$ref": "#/$defs/Node"}, {"type": "null"}],
+    }
+    assert result["properties"]["either"] == {
+        "anyOf": [{"oneOf": [{"type": "integer"}, {"type": "string"}]}, {"type": "null"}]
+    }
+    assert _valid(result, {"node": None, "either": None})
+    assert _valid(result, {"node": {"up": {}}, "either": 3})
+
+
+def test_openapi_30_ref_siblings_are_honoured_too() -> None:
+    # OpenAPI 3.0 says siblings of `$ref` are ignored, but specs put `nullable` and
+    # `description` there and mean it; reading them loses nothing and surprises no one.
+    document = _spec(
+        {
+            "Tag": {"type": "string", "description": "a tag"},
+            "Pet": {
+                "type": "object",
+                "properties": {
+                    "tag": {
+                        "$ref": "#/components/schemas/Tag",
+                        "nullable": True,
+                        "description": "the pet's tag",
+                    }
+                },
+            },
+        }
+    )
+    result, _ = _convert(document, "#/components/schemas/Pet")
+    assert result["properties"]["tag"] == {
+        "description": "the pet's tag",
+        "type": ["string", "null"],
+    }
+
+
+def test_swagger_20_x_nullable_is_read_as_nullable() -> None:
+    assert _one({"type": "integer", "x-nullable": True}, openapi=(2, 0)) == {
+        "type": ["integer", "null"]
+    }
+    assert _one({"type": "integer", "x-nullable": True}) == {"type": "integer"}
+
+
+def test_boolean_exclusive_bounds_become_numeric() -> None:
+    result = _one(
+        {
+            "type": "number",
+            "minimum": 0,
+            "exclusiveMinimum": True,
+            "maximum": 10,
+            "exclusiveMaximum": False,
+        }
+    )
+    assert result == {"type": "number", "exclusiveMinimum": 0, "maximum": 10}
+
+
+def test_example_becomes_an_examples_list() -> None:
+    assert _one({"type": "integer", "example": 42}) == {"type": "integer", "examples": [42]}
+
+
+def test_yaml_dates_in_data_become_strings() -> None:
+    document = yaml.safe_load("components: {schemas: {S: {type: string, example: 2024-05-01}}}")
+    result, _ = _convert(document, "#/components/schemas/S")
+    assert result["examples"] == ["2024-05-01"]
+
+
+# -- OpenAPI 3.1 -----------------------------------------------------------------------------
+
+
+def test_openapi_31_keywords_are_kept() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "tag": {"type": ["string", "null"], "minLength": 1},
+            "kind": {"const": "pet"},
+            "point": {"type": "array", "prefixItems": [{"type": "number"}, {"type": "number"}]},
+            "count": {"type": "integer", "exclusiveMinimum": 0},
+        },
+        "unevaluatedProperties": False,
+    }
+    result = _one(schema, openapi=(3, 1))
+    assert result == schema  # already 2020-12, and closed by the spec itself
+
+
+def test_openapi_31_defs_inside_a_schema_are_reached_through_refs() -> None:
+    document = _spec(
+        {
+            "Plan": {
+                "$defs": {
+                    "Code": {"type": "string", "pattern": "^[0-9]{3}$"},
+                    "Step": {
+                        "type": "object",
+                        "properties": {
+                            "then": {"$ref": "#/components/schemas/Plan/$defs/Step"},
+                        },
+                    },
+                },
+                "type": "object",
+                "properties": {
+                    "code": {"$ref": "#/components/schemas/Plan/$defs/Code"},
+                    "first": {"$ref": "#/components/schemas/Plan/$defs/Step"},
+                },
+            }
+        }
+    )
+    result, sink = _convert(document, "#/components/schemas/Plan", openapi=(3, 1))
+    assert list(sink) == []
+    assert result["properties"]["code"] == {"type": "string", "pattern": "^[0-9]{3}$"}
+    assert result["properties"]["first"] == {"$ref": "#/$defs/Step"}
+    assert list(result["$defs"]) == ["Step"]
+
+
+def test_ref_with_sibling_keywords_is_merged_like_allof() -> None:
+    document = _spec(
+        {
+            "Base": {
+                "type": "object",
+                "description": "base",
+                "properties": {"id": {"type": "integer"}},
+            },
+            "Named": {
+                "$ref": "#/components/schemas/Base",
+                "description": "named",
+                "required": ["name"],
+                "properties": {"name": {"type": "string"}},
+            },
+        }
+    )
+    result, _ = _convert(document, "#/components/schemas/Named", openapi=(3, 1))
+    assert result == {
+        "description": "named",
+        "required": ["name"],
+        "properties": {"name": {"type": "string"}, "id": {"type": "integer"}},
+        "type": "object",
+        "additionalProperties": False,
+    }
+
+
+def test_ref_to_a_cycle_with_only_annotations_stays_a_reference() -> None:
+    document = _spec(
+        {
+            "Node": {
+                "type": "object",
+                "properties": {
+                    "next": {"$ref": "#/components/schemas/Node", "description": "the next one"}
+                },
+            }
+        }
+    )
+    result, _ = _convert(document, "#/components/schemas/Node", openapi=(3, 1))
+    assert result["properties"]["next"] == {"description": "the next one", "$ref": "#/$defs/Node"}
+
+
+# -- removed keywords and checked values ------------------------------------------------------
+
+
+def test_openapi_only_keywords_and_extensions_are_removed() -> None:
+    schema = {
+        "type": "object",
+        "discriminator": {"propertyName": "kind"},
+        "xml": {"name": "pet"},
+        "externalDocs": {"url": "https://example.com"},
+        "x-internal": True,
+        "properties": {"kind": {"type": "string", "x-order": 1}},
+    }
+    assert _one(schema) == {
+        "type": "object",
+        "properties": {"kind": {"type": "string"}},
+        "additionalProperties": False,
+    }
+
+
+def test_keywords_unknown_to_json_schema_2020_12_are_dropped_with_a_warning() -> None:
+    result, sink = _convert(
+        _spec({"S": {"type": "string", "minlength": 3, "$dynamicRef": "#meta"}}),
+        "#/components/schemas/S",
+    )
+    assert result == {"type": "string"}
+    assert _messages(sink) == [
+        "spec.yaml:#/components/schemas/S/minlength "
+        "'minlength' is not a JSON Schema 2020-12 keyword; dropped",
+        "spec.yaml:#/components/schemas/S/$dynamicRef $dynamicRef is not supported; dropped",
+    ]
+
+
+def test_duplicate_required_names_are_removed_with_a_warning() -> None:
+    schema = {"type": "object", "required": ["a", "a"], "properties": {"a": {"type": "string"}}}
+    result, sink = _convert(_spec({"S": schema}), "#/components/schemas/S")
+    assert result["required"] == ["a"]
+    assert _messages(sink) == [
+        "spec.yaml:#/components/schemas/S/required required lists 'a' twice; deduplicated"
+    ]
+
+
+def test_invalid_pattern_is_dropped_with_a_warning() -> None:
+    # `\p{L}` is ECMA-262 but not Python `re`, which the runtime validates with.
+    result, sink = _convert(
+        _spec({"S": {"type": "string", "pattern": "^\\p{L}+$", "maxLength": 5}}),
+        "#/components/schemas/S",
+    )
+    assert result == {"type": "string", "maxLength": 5}
+    assert len(_messages(sink)) == 1
+    assert "is not a valid regular expression" in _messages(sink)[0]
+
+
+@pytest.mark.parametrize(
+    ("schema", "kept"),
+    [
+        ({"type": "string", "enum": []}, {"type": "string"}),
+        ({"type": "file"}, {}),
+        ({"type": "string", "minLength": -1}, {"type": "string"}),
+        ({"type": "array", "maxItems": 1.5}, {"type": "array"}),
+        ({"type": "number", "multipleOf": 0}, {"type": "number"}),
+        ({"type": "number", "maximum": "10"}, {"type": "number"}),
+        ({"type": "number", "minimum": True}, {"type": "number"}),
+        ({"type": "string", "title": 5}, {"type": "string"}),
+        ({"type": "string", "deprecated": "yes"}, {"type": "string"}),
+        ({"type": "object", "required": "a"}, {"type": "object"}),
+        ({"type": "object", "properties": []}, {"type": "object"}),
+        ({"anyOf": []}, {}),
+        ({"type": "object", "patternProperties": {"(": {"type": "string"}}}, None),
+        ({"type": "string", "examples": "a"}, {"type": "string"}),
+    ],
+)
+def test_invalid_keyword_values_are_dropped_with_a_warning(
+    schema: dict[str, Any], kept: dict[str, Any] | None
+) -> None:
+    result, sink = _convert(_spec({"S": schema}), "#/components/schemas/S")
+    if kept is not None:
+        assert result == kept
+    assert _messages(sink), "a warning names what was dropped"
+    assert all(d.level is Level.WARNING for d in sink)
+
+
+def test_default_that_does_not_match_its_own_schema_is_dropped() -> None:
+    document = _spec(
+        {
+            "Swarm": {
+                "type": "object",
+                "properties": {
+                    "managers": {"type": "array", "items": {"type": "string"}, "default": None},
+                    "limit": {"type": "integer", "minimum": 1, "default": 20},
+                },
+            }
+        }
+    )
+    result, sink = _convert(document, "#/components/schemas/Swarm")
+    assert result["properties"]["managers"] == {"type": "array", "items": {"type": "string"}}
+    assert result["properties"]["limit"]["default"] == 20
+    assert _messages(sink) == [
+        "spec.yaml:#/components/schemas/Swarm/properties/managers/default "
+        "default None does not match its own schema; dropped"
+    ]
+
+
+def test_a_component_used_by_many_roots_in_both_modes_is_reported_once() -> None:
+    document = _spec({"Tag": {"type": "string", "pattern": "(", "x-a": 1}})
+    converter, sink = _converter(document)
+    for mode in ("input", "output", "input"):
+        for index in range(3):
+            converter.root(mode).convert({"$ref": "#/components/schemas/Tag"}, f"#/p/{index}")
+    assert _messages(sink) == [
+        "spec.yaml:#/components/schemas/Tag/pattern "
+        "pattern '(' is not a valid regular expression; dropped"
+    ]
+
+
+def test_default_under_a_nullable_type_is_kept() -> None:
+    result = _one({"type": "array", "items": {"type": "string"}, "nullable": True, "default": None})
+    assert result["default"] is None
+
+
+# -- allOf -----------------------------------------------------------------------------------
+
+
+def test_allof_merges_properties_required_and_types() -> None:
+    result = _one(
+        {
+            "allOf": [
+                {"type": "object", "required": ["a"], "properties": {"a": {"type": "string"}}},
+                {"type": "object", "required": ["b", "a"], "properties": {"b": {"type": "number"}}},
+                {"properties": {"b": {"type": "integer", "minimum": 0}}},
+            ]
+        }
+    )
+    assert result == {
+        "type": "object",
+        "required": ["a", "b"],
+        "properties": {"a": {"type": "string"}, "b": {"type": "integer", "minimum": 0}},
+        "additionalProperties": False,
+    }
+
+
+def test_allof_keeps_the_first_description_and_the_nodes_own_first() -> None:
+    result = _one(
+        {
+            "description": "own",
+            "allOf": [{"description": "first", "title": "T"}, {"description": "second"}],
+        }
+    )
+    assert result == {"description": "own", "title": "T"}
+    assert _one({"allOf": [{"description": "first"}, {"description": "second"}]}) == {
+        "description": "first"
+    }
+
+
+def test_allof_closed_base_extended_with_properties_stays_closed_over_all_of_them() -> None:
+    result = _one(
+        {
+            "allOf": [
+                {
+                    "type": "object",
+                    "additionalProperties": False,
+                    "properties": {"name": {"type": "string"}},
+                },
+                {"type": "object", "properties": {"id": {"type": "integer"}}},
+            ]
+        }
+    )
+    assert result["properties"] == {"name": {"type": "string"}, "id": {"type": "integer"}}
+    assert _valid(result, {"name": "a", "id": 1})
+    assert not _valid(result, {"name": "a", "other": 1})
+
+
+def test_allof_that_cannot_be_merged_stays_allof() -> None:
+    result = _one(
+        {
+            "allOf": [
+                {"type": "string", "pattern": "^a"},
+                {"type": "string", "pattern": "b$"},
+                {"type": "string", "maxLength": 3},
+            ]
+        }
+    )
+    assert result == {
+        "type": "string",
+        "pattern": "^a",
+        "maxLength": 3,
+        "allOf": [{"type": "string", "pattern": "b$"}],
+    }
+    assert _valid(result, "ab")
+    assert not _valid(result, "ac")
+
+
+def test_allof_with_contradictory_types_is_kept_as_written() -> None:
+    result = _one({"allOf": [{"type": "string"}, {"type": "integer"}]})
+    assert result == {"type": "string", "allOf": [{"type": "integer"}]}
+    result = _one({"allOf": [{"type": "string"}, {"type": ["integer", "number"]}]})
+    assert result == {"type": "string", "allOf": [{"type": ["integer", "number"]}]}
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "merged"),
+    [
+        ("number", "integer", "integer"),
+        ("integer", ["number", "null"], "integer"),
+        (["string", "null"], ["null", "string", "integer"], ["string", "null"]),
+    ],
+)
+def test_allof_intersects_types(first: Any, second: Any, merged: Any) -> None:
+    assert _one({"allOf": [{"type": first}, {"type": second}]}) == {"type": merged}
+
+
+def test_allof_branch_in_a_cycle_is_resolved_one_level_for_the_merge() -> None:
+    document = _spec(
+        {
+            "NewPet": {
+                "type": "object",
+                "properties": {
+                    "name": {"type": "string"},
+                    "owner": {"$ref": "#/components/schemas/Owner"},
+                },
+            },
+            "Pet": {
+                "allOf": [
+                    {"$ref": "#/components/schemas/NewPet"},
+                    {"type": "object", "properties": {"id": {"type": "integer"}}},
+                ]
+            },
+            "Owner": {
+                "type": "object",
+                "properties": {"pet": {"$ref": "#/components/schemas/Pet"}},
+            },
+        }
+    )
+    result, sink = _convert(document, "#/components/schemas/Pet")
+    assert list(sink) == []
+    assert list(result["properties"]) == ["name", "owner", "id"]
+    assert result["properties"]["owner"] == {"$ref": "#/$defs/Owner"}
+    assert result["$defs"]["Pet"]["properties"]["owner"] == {"$ref": "#/$defs/Owner"}
+    _assert_defs_closed(result)
+
+
+def test_allof_branches_that_inherit_from_each_other_terminate() -> None:
+    document = _spec(
+        {
+            "A": {"allOf": [{"$ref": "#/components/schemas/B"}, {"properties": {"a": {}}}]},
+            "B": {"allOf": [{"$ref": "#/components/schemas/A"}, {"properties": {"b": {}}}]},
+        }
+    )
+    result, sink = _convert(document, "#/components/schemas/A")
+    assert list(sink) == []
+    _assert_defs_closed(result)
+    assert result["properties"] == {"b": {}, "a": {}}  # A and B, each merged into the other
+    assert _valid(result, {"a": 1, "b": 2})  # returns: no reference loops back on itself
+    assert not _valid(result, {"c": 3})
+
+
+def test_schema_that_refers_to_itself_without_nesting_is_refused() -> None:
+    document = _spec({"A": {"anyOf": [{"$ref": "#/components/schemas/A"}, {"type": "string"}]}})
+    result, sink = _convert(document, "#/components/schemas/A")
+    assert result["$defs"]["A"] == {}
+    [error] = sink.errors
+    assert error.location == "spec.yaml:#/components/schemas/A"
+    assert "refers back to itself without going down into the data" in error.message
+
+
+# -- input mode: strict ----------------------------------------------------------------------
+
+
+def test_input_objects_with_declared_properties_are_closed() -> None:
+    result = _one(
+        {
+            "type": "object",
+            "properties": {
+                "inner": {"type": "object", "properties": {"x": {"type": "string"}}},
+                "list": {"type": "array", "items": {"properties": {"y": {"type": "string"}}}},
+            },
+        }
+    )
+    assert result["additionalProperties"] is False
+    assert result["properties"]["inner"]["additionalProperties"] is False
+    assert result["properties"]["list"]["items"]["additionalProperties"] is False
+
+
+def test_input_explicit_additional_properties_are_kept() -> None:
+    result = _one(
+        {
+            "type": "object",
+            "properties": {
+                "labels": {"type": "object", "additionalProperties": {"type": "string"}},
+                "loose": {
+                    "type": "object",
+                    "properties": {"a": {"type": "string"}},
+                    "additionalProperties": True,
+                },
+            },
+        }
+    )
+    labels = result["properties"]["labels"]
+    assert labels == {"type": "object", "additionalProperties": {"type": "string"}}
+    assert result["properties"]["loose"]["additionalProperties"] is True
+
+
+def test_input_free_form_objects_stay_open() -> None:
+    assert _one({"type": "object"}) == {"type": "object"}
+    assert _one({"type": "object", "properties": {}}) == {"type": "object", "properties": {}}
+
+
+def test_input_read_only_properties_are_removed_with_their_required_entry() -> None:
+    document = _spec(
+        {
+            "Id": {"type": "integer", "readOnly": True},
+            "Pet": {
+                "type": "object",
+                "required": ["id", "name"],
+                "properties": {
+                    "id": {"$ref": "#/components/schemas/Id"},
+                    "name": {"type": "string"},
+                },
+            },
+        }
+    )
+    result, _ = _convert(document, "#/components/schemas/Pet")
+    assert result == {
+        "type": "object",
+        "required": ["name"],
+        "properties": {"name": {"type": "string"}},
+        "additionalProperties": False,
+    }
+
+
+def test_input_keeps_integers_formats_and_unions() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "id": {"type": "integer", "format": "int64"},
+            "when": {"oneOf": [{"type": "integer"}, {"type": "string", "format": "date-time"}]},
+            "any": {"anyOf": [{"type": "boolean"}, {"type": "null"}]},
+            "secret": {"type": "string", "writeOnly": True},
+        },
+    }
+    result = _one(schema)
+    assert result["properties"] == schema["properties"]
+
+
+# -- output mode: lenient --------------------------------------------------------------------
+
+
+def test_output_never_rejects_extra_missing_or_null_fields() -> None:
+    schema = {
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["id", "name"],
+        "properties": {
+            "id": {"type": "integer", "minimum": 1},
+            "name": {"type": "string", "pattern": "^[A-Z]", "maxLength": 3},
+            "status": {"type": "string", "enum": ["on", "off"]},
+            "inner": {"type": "object", "properties": {"x": {"type": "string"}}},
+        },
+    }
+    result = _one(schema, mode="output")
+    assert "additionalProperties" not in result
+    assert "required" not in result
+    what_prism_returns = {"name": "string", "status": "string", "extra": 1, "inner": None}
+    assert _valid(result, what_prism_returns)
+    assert _valid(result, {"id": None, "name": None})
+    assert not _valid(result, {"id": "one"}), "the shape is still described"
+
+
+def test_output_drops_validation_keywords_and_keeps_the_shape() -> None:
+    schema = {
+        "type": "object",
+        "title": "Pet",
+        "description": "A pet",
+        "required": ["tags"],
+        "minProperties": 1,
+        "properties": {
+            "tags": {
+                "type": "array",
+                "minItems": 1,
+                "uniqueItems": True,
+                "items": {"type": "string", "format": "uuid", "example": "x", "not": {"const": ""}},
+            },
+            "weight": {"type": "number", "multipleOf": 0.5, "exclusiveMaximum": 100},
+            "kind": {"const": "pet"},
+        },
+    }
+    assert _one(schema, mode="output") == {
+        "type": "object",  # the root only: structuredContent is never null
+        "title": "Pet",
+        "description": "A pet",
+        "properties": {
+            "tags": {
+                "type": ["array", "null"],
+                "items": {"type": ["string", "null"], "format": "uuid", "examples": ["x"]},
+            },
+            "weight": {"type": ["number", "null"]},
+            "kind": {},
+        },
+    }
+
+
+def test_output_keeps_maps_as_maps() -> None:
+    schema = {"type": "object", "additionalProperties": {"type": "integer", "maximum": 3}}
+    assert _one(schema, mode="output") == {
+        "type": "object",
+        "additionalProperties": {"type": ["integer", "null"]},
+    }
+
+
+def test_output_oneof_becomes_anyof() -> None:
+    result = _one({"oneOf": [{"type": "integer"}, {"type": "number"}]}, mode="output")
+    assert result == {"anyOf": [{"type": ["integer", "null"]}, {"type": ["number", "null"]}]}
+    assert _valid(result, 3)  # matches both branches: fine for anyOf
+
+
+def test_output_write_only_properties_are_removed() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "password": {"type": "string", "writeOnly": True},
+            "id": {"type": "integer"},
+        },
+    }
+    assert list(_one(schema, mode="output")["properties"]) == ["id"]
+
+
+def test_output_root_itself_is_never_null() -> None:
+    result = _one({"type": "object", "properties": {"a": {"type": "string"}}}, mode="output")
+    assert result["type"] == "object"
+    assert result["properties"]["a"]["type"] == ["string", "null"]
+
+
+# -- limits (G13) ----------------------------------------------------------------------------
+
+
+def test_G13_deep_nesting_and_huge_allof_are_refused_with_limit_message() -> None:
+    deep: dict[str, Any] = {"type": "string"}
+    for _ in range(500):
+        deep = {"type": "object", "properties": {"x": deep}}
+    chain = {
+        f"S{i}": {
+            "type": "object",
+            "properties": {"next": {"$ref": f"#/components/schemas/S{i + 1}"}},
+        }
+        for i in range(500)
+    }
+    huge = {"allOf": [{"properties": {f"p{i}": {"type": "string"}}} for i in range(10_000)]}
+    document = _spec({"Deep": deep, "Huge": huge, **chain, "S500": {"type": "string"}})
+
+    started = time.monotonic()
+    _, deep_sink = _convert(document, "#/components/schemas/Deep")
+    _, chain_sink = _convert(document, "#/components/schemas/S0")
+    huge_result, huge_sink = _convert(document, "#/components/schemas/Huge")
+    assert time.monotonic() - started < 10
+
+    for sink in (deep_sink, chain_sink):
+        [error] = sink.errors
+        assert f"more than {MAX_DEPTH} levels deep (limit {MAX_DEPTH})" in error.message
+    assert huge_result == {}
+    [error] = huge_sink.errors
+    assert error.location == "spec.yaml:#/components/schemas/Huge/allOf"
+    assert f"10000 branches, more than the limit of {MAX_BRANCHES}" in error.message
+
+
+def test_allof_at_the_branch_limit_is_merged() -> None:
+    schemas: dict[str, Any] = {
+        f"P{i}": {"type": "object", "properties": {f"p{i}": {"type": "integer"}}}
+        for i in range(1000)
+    }
+    schemas["All"] = {"allOf": [{"$ref": f"#/components/schemas/P{i}"} for i in range(1000)]}
+    result, sink = _convert(_spec(schemas), "#/components/schemas/All")
+    assert list(sink) == []
+    assert len(result["properties"]) == 1000
+
+
+# -- determinism -----------------------------------------------------------------------------
+
+
+def test_conversion_is_deterministic_including_key_order() -> None:
+    document = yaml.safe_load(PETSTORE_PLUS.read_text(encoding="utf-8"))
+
+    def everything() -> str:
+        converter, _ = _converter(document)
+        results = []
+        for mode in ("input", "output"):
+            for name in sorted(document["components"]["schemas"]):
+                root = converter.root(mode)
+                pointer = f"#/components/schemas/{name}"
+                piece = root.convert(refs.resolve_pointer(document, pointer), pointer)
+                results.append(root.finish(piece))
+        return json.dumps(results)  # no sort_keys: key order is part of the output
+
+    assert everything() == everything()
+
+
+# -- petstore-plus ---------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def petstore_plus() -> dict[str, Any]:
+    loaded: dict[str, Any] = yaml.safe_load(PETSTORE_PLUS.read_text(encoding="utf-8"))
+    return loaded
+
+
+def test_petstore_plus_create_pet_body_is_strict_with_bounded_cycles(
+    petstore_plus: dict[str, Any],
+) -> None:
+    body = "#/paths/~1pets/post/requestBody/content/application~1json/schema"
+    result, sink = _convert(petstore_plus, body)
+    assert list(sink) == []
+    assert result["required"] == ["name"]
+    assert result["additionalProperties"] is False
+    assert result["properties"]["tag"] == {"type": ["string", "null"]}
+    assert result["properties"]["owner"] == {"$ref": "#/$defs/Owner"}
+    dog, cat = result["properties"]["kind"]["oneOf"]
+    assert dog == {
+        "type": "object",
+        "properties": {"bark": {"type": "boolean"}},
+        "additionalProperties": False,
+    }
+    assert cat["properties"] == {"meow": {"type": "boolean"}}
+    assert sorted(result["$defs"]) == ["Owner", "Pet"]
+    pet = result["$defs"]["Pet"]
+    assert list(pet["properties"]) == ["name", "tag", "status", "owner", "kind", "id"]
+    assert pet["required"] == ["name", "id"]
+    assert pet["additionalProperties"] is False  # NewPet's, now over Pet's properties too
+    _assert_defs_closed(result)
+
+    rex = {"name": "Rex", "tag": None, "owner": {"name": "Ann", "pets": [{"name": "Bo", "id": 2}]}}
+    assert _valid(result, rex)
+    assert not _valid(result, {**rex, "admin": True})
+    assert not _valid(result, {"name": "Rex", "owner": {"pets": [{"name": "Bo"}]}})  # no id
+
+
+def test_petstore_plus_category_self_cycle(petstore_plus: dict[str, Any]) -> None:
+    result, _ = _convert(petstore_plus, "#/components/schemas/Category")
+    assert result["properties"]["children"]["items"] == {"$ref": "#/$defs/Category"}
+    assert _valid(result, {"name": "a", "children": [{"name": "b", "children": [{"name": "c"}]}]})
+    assert not _valid(result, {"children": [{"children": [{"colour": "red"}]}]})
+
+
+def test_petstore_plus_pet_output_accepts_what_a_mock_returns(
+    petstore_plus: dict[str, Any],
+) -> None:
+    result, sink = _convert(petstore_plus, "#/components/schemas/Pet", mode="output")
+    assert list(sink) == []
+    assert result["type"] == "object"
+    assert "required" not in result
+    assert "additionalProperties" not in result
+    assert result["properties"]["kind"]["anyOf"][0]["type"] == ["object", "null"]
+    assert result["properties"]["status"] == {"type": ["string", "null"]}
+    _assert_defs_closed(result)
+    # Prism cuts recursive schemas off with null and invents strings and extra fields.
+    mock = {"name": "string", "status": "string", "owner": {"pets": [None]}, "extra": {}}
+    assert _valid(result, mock)
+    assert not _valid(result, {"id": "not a number"})
+
+
+# -- the big specs ---------------------------------------------------------------------------
+
+_SCHEMA_KEYS = [
+    "items",
+    "additionalProperties",
+    "unevaluatedProperties",
+    "unevaluatedItems",
+    "not",
+    "if",
+    "then",
+    "else",
+    "contains",
+    "propertyNames",
+    "contentSchema",
+]
+
+
+def _check_each_subschema_once(schema: Any, seen: set[str]) -> None:
+    """`check_schema` on every distinct subschema, each with its own subschemas blanked.
+
+    The 2020-12 meta-schema checks every subschema on its own, so this is the same verdict as
+    checking the whole, without re-checking a component inlined a thousand times.
+    """
+    if not isinstance(schema, dict):
+        return
+    children: list[Any] = []
+    shallow = dict(schema)
+    for key, value in schema.items():
+        if key in ("properties", "patternProperties", "dependentSchemas", "$defs"):
+            if isinstance(value, dict):
+                children.extend(value.values())
+                shallow[key] = dict.fromkeys(value, True)
+        elif key in ("allOf", "anyOf", "oneOf", "prefixItems"):
+            if isinstance(value, list):
+                children.extend(value)
+                shallow[key] = [True] * len(value)
+        elif key in _SCHEMA_KEYS:
+            children.append(value)
+            shallow[key] = True
+    fingerprint = json.dumps(shallow, sort_keys=True)
+    if fingerprint not in seen:
+        seen.add(fingerprint)
+        Draft202012Validator.check_schema(shallow)
+    for child in children:
+        _check_each_subschema_once(child, seen)
+
+
+def _load_corpus(name: str) -> dict[str, Any]:
+    path = CORPUS / name
+    with path.open(encoding="utf-8") as handle:
+        if name.endswith(".json"):
+            loaded: dict[str, Any] = json.load(handle)
+        else:
+            loaded = yaml.load(handle, Loader=yaml.CSafeLoader)
+    return loaded
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["stripe.yaml", "github.json"])
+def test_every_component_schema_of_a_big_spec_converts_to_valid_2020_12(name: str) -> None:
+    document = _load_corpus(name)
+    started = time.monotonic()
+    converter, sink = _converter(document)
+    results = []
+    for mode in ("input", "output"):
+        for schema_name, schema in document["components"]["schemas"].items():
+            root = converter.root(mode)
+            pointer = refs.join("#/components/schemas", schema_name)
+            results.append(root.finish(root.convert(schema, pointer)))
+    converted = time.monotonic() - started
+    seen: set[str] = set()
+    for result in results:
+        _check_each_subschema_once(result, seen)
+        _assert_defs_closed(result)
+    print(
+        f"\n{name}: {len(results)} roots converted in {converted:.1f} s, "
+        f"checked in {time.monotonic() - started - converted:.1f} s"
+    )
+    assert sink.errors == []
