@@ -172,7 +172,8 @@ class SchemaRoot:
         if defs:
             merged = {**result.get("$defs", {}), **defs}
             result["$defs"] = {name: merged[name] for name in sorted(merged)}
-        return result
+        split: dict[str, Any] = _split_type_lists(result)
+        return split
 
 
 class _RefGraph:
@@ -380,10 +381,8 @@ class _ModeConverter:
             return {}
         own = self._own_keywords(schema, pointer, depth)
         node = self._merge_branches(own, schema, pointer, depth, unwrap=unwrap)
-        if not self.output and self._is_nullable(schema):
+        if self._is_nullable(schema):
             node = _nullable(node)
-        if self.output:
-            node = _add_null_type(node)
         if "default" in schema:
             node = self._with_default(node, schema["default"], refs.join(pointer, "default"))
         return node
@@ -1012,10 +1011,64 @@ def _nullable(node: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _add_null_type(node: Any) -> Any:
-    if isinstance(node, dict) and "type" in node:
-        return {**node, "type": _with_null(node["type"])}
-    return node
+# Keywords that only apply to instances of one type: they follow that type into its branch.
+_KEYS_BY_TYPE: Final = {
+    "string": frozenset(
+        _words("minLength maxLength pattern format contentMediaType contentEncoding")
+    ),
+    "number": frozenset(_words("minimum maximum exclusiveMinimum exclusiveMaximum multipleOf")),
+    "object": frozenset(
+        _words(
+            "properties patternProperties additionalProperties unevaluatedProperties required "
+            "minProperties maxProperties propertyNames dependentRequired dependentSchemas"
+        )
+    ),
+    "array": frozenset(
+        _words("items prefixItems unevaluatedItems minItems maxItems uniqueItems contains")
+        + _words("minContains maxContains")
+    ),
+}
+_KEYS_BY_TYPE_INTEGER: Final = _KEYS_BY_TYPE["number"]
+
+
+def _split_type_lists(node: Any) -> Any:
+    """Every `type: [a, b]` as `anyOf: [{type: a, ...}, {type: b, ...}]`, recursively.
+
+    Both are JSON Schema 2020-12, but clients that map tool schemas onto single-type dialects
+    (and the MCP Inspector's strict mode) reject type lists; `anyOf` is understood everywhere.
+    Keywords that apply to one type go into that type's branch; the rest stay outside.
+    """
+    if not isinstance(node, dict):
+        return node
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key in (*_SCHEMA_MAP_KEYS, "$defs") and isinstance(value, dict):
+            out[key] = {name: _split_type_lists(sub) for name, sub in value.items()}
+        elif key in _SCHEMA_LIST_KEYS and isinstance(value, list):
+            out[key] = [_split_type_lists(sub) for sub in value]
+        elif key in _SCHEMA_KEYS:
+            out[key] = _split_type_lists(value)
+        else:
+            out[key] = value
+    kinds = out.get("type")
+    if not isinstance(kinds, list):
+        return out
+    if len(kinds) == 1:
+        out["type"] = kinds[0]
+        return out
+    branches = []
+    moved: set[str] = set()
+    for kind in kinds:
+        own = _KEYS_BY_TYPE_INTEGER if kind == "integer" else _KEYS_BY_TYPE.get(kind, frozenset())
+        branch = {"type": kind, **{k: v for k, v in out.items() if k in own}}
+        moved |= own & set(out)
+        branches.append(branch)
+    rest = {k: v for k, v in out.items() if k != "type" and k not in moved}
+    if "anyOf" in rest:
+        rest["allOf"] = [*rest.get("allOf", []), {"anyOf": branches}]
+    else:
+        rest["anyOf"] = branches
+    return rest
 
 
 def _with_null(value: Any) -> list[str]:

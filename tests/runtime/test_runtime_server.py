@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import json
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -530,15 +531,30 @@ async def test_the_whole_exchange_has_a_deadline(upstream: Recorder, mode: str) 
 async def test_S15_output_schema_mismatch_says_the_call_succeeded(
     catalog: Catalog, upstream: Recorder, env: dict[str, str], mode: str
 ) -> None:
+    # Removing the bad `id` cannot help: the schema requires it, so the root cannot conform.
     upstream.respond = lambda request: httpx2.Response(200, json={"id": "one", "name": "Rex"})
     result = await call(catalog, upstream, env, mode, "pets_get_pet", {"petId": "1"})
     assert result.is_error and result.structured_content is None
     assert text(result) == (
         "The upstream API call SUCCEEDED (HTTP 200 OK) and has been carried out: do not repeat "
-        "it. Its response does not match the tool's output schema (id: 'one' is not of type "
-        "'integer'), so it is returned here as text:\n"
+        "it. Its response does not match the tool's output schema ((root): 'id' is a required "
+        "property), so it is returned here as text:\n"
         '{"id": "one", "name": "Rex"}'
     )
+
+
+async def test_values_that_break_the_output_schema_are_left_out_of_structured_content(
+    catalog: Catalog, upstream: Recorder, env: dict[str, str], mode: str
+) -> None:
+    pets = [{"id": 1, "name": "Rex"}, {"id": 2, "name": None}]
+    upstream.respond = lambda request: httpx2.Response(200, json=pets)
+    result = await call(catalog, upstream, env, mode, "pets_list_pets", {})
+    assert not result.is_error
+    assert result.structured_content == {"result": [{"id": 1, "name": "Rex"}]}
+    assert text(result).startswith(json.dumps({"result": pets}))
+    # The null name goes first; the pet, still lacking a required name, goes next.
+    assert "2 value(s) in this response do not match" in text(result)
+    assert text(result).endswith("result[1].name, result[1]]")
 
 
 async def test_non_json_success_is_text_or_a_mismatch_when_json_was_promised(
@@ -565,9 +581,10 @@ async def test_empty_success_for_a_tool_with_output_schema_is_flagged(
 async def test_wrapped_output_mismatch_is_reported_under_result(
     catalog: Catalog, upstream: Recorder, env: dict[str, str], mode: str
 ) -> None:
-    upstream.respond = lambda request: httpx2.Response(200, json=[{"id": 1}])
+    upstream.respond = lambda request: httpx2.Response(200, json={"not": "a list"})
     result = await call(catalog, upstream, env, mode, "pets_list_pets", {})
-    assert result.is_error and "(result[0]: 'name' is a required property)" in text(result)
+    assert result.is_error and "SUCCEEDED" in text(result)
+    assert "'result' is a required property" in text(result)
 
 
 async def test_oversized_responses_are_refused_clearly(

@@ -2,12 +2,16 @@
 
 The SDK client validates `structuredContent` against the tool's `outputSchema` and raises on a
 mismatch, which would lose a response whose request may already have changed something. So
-the same check runs here first, and a mismatch becomes an error result that says the call
-succeeded and carries the response as text.
+the same check runs here first. Output schemas never require a property, so a value that
+breaks the schema (a `null` where the spec promised an object, a number sent as a string) is
+left out of the structured result, and the text says which values were left out and carries
+the whole response. Only a response whose root does not match becomes an error result, one
+that says the call succeeded.
 """
 
 from __future__ import annotations
 
+import copy
 import json
 import re
 from collections.abc import Iterable, Mapping
@@ -44,14 +48,43 @@ class OutputValidator:
 
     def first_error(self, instance: Any) -> str | None:
         """The mismatch the client would report (its `best_match`), or None when it conforms."""
+        error = best_match(self._compiled().iter_errors(instance))
+        if error is None:
+            return None
+        return f"{format_path(error.absolute_path, root='(root)')}: {error.message}"
+
+    def conform(self, instance: Any) -> tuple[Any, list[str]]:
+        """`instance` without the values that break the schema, and their paths.
+
+        Removal stops at the root: if the root itself does not match, the returned instance
+        still does not, and `first_error` says why.
+        """
+        removed: list[str] = []
+        current = instance
+        for _ in range(_MAX_CONFORM_PASSES):
+            paths = sorted(
+                {tuple(e.absolute_path) for e in self._compiled().iter_errors(current)},
+                key=lambda p: (len(p), [str(t) for t in p]),
+                reverse=True,
+            )
+            paths = [p for p in paths if p]
+            if not paths:
+                break
+            if current is instance:
+                current = copy.deepcopy(instance)
+            for path in paths:
+                if _remove(current, path):
+                    removed.append(format_path(path, root="(root)"))
+            if len(removed) > _MAX_REMOVED:
+                break
+        return current, removed
+
+    def _compiled(self) -> Validator:
         if self._validator is None:
             cls = validators.validator_for(self._schema, default=Draft202012Validator)
             cls.check_schema(self._schema)
             self._validator = cls(self._schema, registry=Registry())
-        error = best_match(self._validator.iter_errors(instance))
-        if error is None:
-            return None
-        return f"{format_path(error.absolute_path, root='(root)')}: {error.message}"
+        return self._validator
 
 
 def error_result(message: str) -> types.CallToolResult:
@@ -111,7 +144,16 @@ def upstream_result(
             return _text_result(text)
         mismatch = "(root): the response is not a JSON object"
     elif output is not None:
+        structured, removed = output.conform(structured)
         mismatch = output.first_error(structured)
+        if mismatch is None and removed:
+            text += (
+                f"\n\n[{len(removed)} value(s) in this response do not match the tool's output "
+                "schema and are left out of the structured result; they are in the JSON above: "
+                + ", ".join(removed[:20])
+                + (" ..." if len(removed) > 20 else "")
+                + "]"
+            )
     if mismatch is not None:
         return error_result(
             redact(
@@ -127,6 +169,26 @@ def upstream_result(
 
 
 _NOT_JSON = object()
+_MAX_CONFORM_PASSES = 20
+_MAX_REMOVED = 1000
+
+
+def _remove(document: Any, path: tuple[Any, ...]) -> bool:
+    """Delete the value at `path` (deepest first, so array indexes stay valid)."""
+    parent = document
+    for token in path[:-1]:
+        try:
+            parent = parent[token]
+        except (KeyError, IndexError, TypeError):
+            return False
+    last = path[-1]
+    if isinstance(parent, dict) and last in parent:
+        del parent[last]
+        return True
+    if isinstance(parent, list) and isinstance(last, int) and 0 <= last < len(parent):
+        del parent[last]
+        return True
+    return False
 
 
 def _json(response: UpstreamResponse) -> Any:

@@ -25,7 +25,7 @@ class Kind1(BaseModel):
 
 
 class Category(BaseModel):
-    children: list[Category | None] | None = None
+    children: list[Category] | None = None
     name: str | None = None
 
 
@@ -98,7 +98,7 @@ class ListCategoriesArguments(BaseModel):
 
 
 class ListCategoriesResult(BaseModel):
-    result: list[Category | None] | None = None
+    result: list[Category] | None = None
 
 
 class ListPetsArguments(BaseModel):
@@ -181,12 +181,12 @@ class GetPetResult(BaseModel):
 
 
 class ListPetsResult(BaseModel):
-    result: list[Pet | None] | None = None
+    result: list[Pet] | None = None
 
 
 class Owner(BaseModel):
     name: str | None = None
-    pets: list[Pet | None] | None = None
+    pets: list[Pet] | None = None
 
 
 class Pet(BaseModel):

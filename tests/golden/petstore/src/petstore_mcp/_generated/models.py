@@ -33,7 +33,7 @@ class ResultItem(BaseModel):
 
 
 class ListPetsResult(BaseModel):
-    result: list[ResultItem | None] | None = None
+    result: list[ResultItem] | None = None
 
 
 class ShowPetByIdArguments(BaseModel):
