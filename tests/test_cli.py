@@ -94,3 +94,33 @@ def test_R1_hand_edited_generated_file_is_refused_then_forced(tmp_path: Path) ->
     assert code == 0, stderr
     assert "EDITED" not in server_py.read_text(encoding="utf-8")
     assert readme.read_text(encoding="utf-8") == "my own words\n"
+
+
+def test_G4_every_error_is_listed_with_its_location_not_just_the_first(tmp_path: Path) -> None:
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(
+        """openapi: 3.0.3
+info: {title: Broken, version: "1"}
+paths:
+  /a:
+    get:
+      operationId: same
+      responses: {"200": {description: ok}}
+  /b:
+    get:
+      operationId: same
+      security: [{nowhere: []}]
+      responses: {"200": {description: ok}}
+  /c:
+    get:
+      operationId: other
+""",
+        encoding="utf-8",
+    )
+    out = tmp_path / "out"
+    code, _, stderr = mcpmint("generate", str(spec), "-o", str(out))
+    assert code == 2
+    assert f"{spec}:10:7: error: duplicate operationId 'same'" in stderr
+    assert f"{spec}:11:19: error: security requirement names an undefined" in stderr
+    assert f"{spec}:14:5: warning: validation: 'responses' is a required" in stderr
+    assert not out.exists()

@@ -10,6 +10,7 @@ package's runtime, catalogue or validation drift from what the generator saw.
 from __future__ import annotations
 
 import base64
+import json
 from typing import Any
 from urllib.parse import quote, urlsplit
 
@@ -56,6 +57,9 @@ def build_cases(server: ir.Server, sink: DiagnosticSink) -> dict[str, Any]:
     unsampled: list[str] = []
     for tool in server.tools:
         arguments = _arguments(tool)
+        if arguments is not None:
+            # The cases file is written with sorted keys; expect the body built from that order.
+            arguments = json.loads(json.dumps(arguments, sort_keys=True))
         rejections[tool.name] = _rejections(tool, arguments or {})
         if arguments is None:
             unsampled.append(tool.name)

@@ -49,6 +49,7 @@ _ALLOWED_NODES = (
     ast.Subscript,
     ast.Tuple,
     ast.List,
+    ast.Dict,  # `__annotations__ = {"__pydantic_extra__": dict[str, str]}` for typed maps
     ast.Constant,
     ast.Call,
     ast.keyword,
@@ -121,6 +122,8 @@ def audit(source: str) -> str:
     for node in ast.walk(tree):
         if not isinstance(node, _ALLOWED_NODES):
             return f"unexpected {type(node).__name__} at line {getattr(node, 'lineno', '?')}"
+        if isinstance(node, ast.Dict) and not all(isinstance(k, ast.Constant) for k in node.keys):
+            return f"unexpected dict at line {node.lineno}"
         if isinstance(node, ast.Call):
             func = node.func
             name = func.id if isinstance(func, ast.Name) else ""

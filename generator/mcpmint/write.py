@@ -40,6 +40,17 @@ class WriteReport:
         return bool(self.written or self.scaffolded or self.removed)
 
 
+def _escapes(target: Path, root: Path) -> bool:
+    """True when writing `target` would follow a link or land outside `root` (G8)."""
+    if target.is_symlink():
+        return True
+    parent = target.parent
+    while not parent.exists():
+        parent = parent.parent
+    resolved = parent.resolve()
+    return resolved != root and not str(resolved).startswith(str(root) + os.sep)
+
+
 def sha256(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
@@ -86,10 +97,12 @@ def plan(
     generated = {**tree.generated, MANIFEST: manifest_text(tree.generated)}
     for path, text in sorted(generated.items()):
         target = out / path
-        if target.is_symlink() or (
-            target.exists() and not str(target.resolve()).startswith(str(root) + os.sep)
-        ):
-            sink.error(str(target), "refusing to write through a symbolic link")
+        if out.exists() and _escapes(target, root):
+            sink.error(
+                str(target),
+                "refusing to write through a symbolic link or outside the output folder",
+                "remove the link; generated files are always real files inside the output folder",
+            )
             continue
         if not target.exists():
             writes[path] = text
@@ -128,6 +141,9 @@ def plan(
             continue
         report.removed.append(path)
     for path, text in sorted(tree.scaffold.items()):
+        if out.exists() and _escapes(out / path, root):
+            sink.error(str(out / path), "refusing to write through a symbolic link")
+            continue
         if not (out / path).exists() and not (out / path).is_symlink():
             writes[path] = text
             report.scaffolded.append(path)

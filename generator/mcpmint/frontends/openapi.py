@@ -17,6 +17,7 @@ from jsonschema import Draft202012Validator
 from .. import ir, naming, refs
 from ..diagnostics import DiagnosticSink
 from ..load import RawDocument
+from ..sample import sample_instance
 from ..schema import SchemaConverter, SchemaRoot
 from ..text import clean_text, one_line
 from ..validate import SpecVersion
@@ -334,6 +335,8 @@ class _Builder:
         if required:
             input_root["required"] = required
         input_schema = inputs.finish(input_root)
+        if example:
+            example = _complete_example(example, input_schema)
         examples = self.checked_examples(input_schema, [example] if example else [], op.pointer)
         if examples:
             input_schema["examples"] = list(examples)
@@ -602,6 +605,22 @@ def _first_example(node: Mapping[str, Any]) -> Any:
     if isinstance(schema, Mapping) and "example" in schema:
         return schema["example"]
     return _MISSING
+
+
+def _complete_example(example: dict[str, Any], schema: Mapping[str, Any]) -> dict[str, Any]:
+    """The spec's example values, plus sampled values for required arguments it leaves out.
+
+    Specs often give an example for the body but not for the path parameters; the tool's
+    example must be a whole, valid call.
+    """
+    completed = dict(example)
+    properties = schema.get("properties", {})
+    for name in schema.get("required", []):
+        if name not in completed and name in properties:
+            ok, value = sample_instance(properties[name], schema.get("$defs"))
+            if ok:
+                completed[name] = value
+    return completed
 
 
 def _media_example(media: Mapping[str, Any]) -> Any:

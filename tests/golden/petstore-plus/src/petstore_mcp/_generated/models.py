@@ -10,45 +10,27 @@ class AnyValue(RootModel[Any]):
     root: Any
 
 
-class Kind(BaseModel):
+class ArgCat(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    meow: bool | None = None
+
+
+class ArgDog(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
     )
     bark: bool | None = None
 
 
-class Kind1(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
+class Cat(BaseModel):
     meow: bool | None = None
 
 
 class Category(BaseModel):
     children: list[Category] | None = None
     name: str | None = None
-
-
-class Kind2(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    bark: bool | None = None
-
-
-class Kind3(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    meow: bool | None = None
-
-
-class Kind4(BaseModel):
-    bark: bool | None = None
-
-
-class Kind5(BaseModel):
-    meow: bool | None = None
 
 
 class CreateStoresInventoryAdjustmentsByCategoryArguments(BaseModel):
@@ -69,19 +51,15 @@ class DeletePetArguments(BaseModel):
     petId: int
 
 
+class Dog(BaseModel):
+    bark: bool | None = None
+
+
 class GetPetArguments(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
     )
     petId: int
-
-
-class Kind6(BaseModel):
-    bark: bool | None = None
-
-
-class Kind7(BaseModel):
-    meow: bool | None = None
 
 
 class ListAllPetsOwnedSpecificUserIncludingArchivedArguments(BaseModel):
@@ -109,28 +87,6 @@ class ListPetsArguments(BaseModel):
     status: Literal["available", "pending", "sold"] | None = None
 
 
-class Kind8(BaseModel):
-    bark: bool | None = None
-
-
-class Kind9(BaseModel):
-    meow: bool | None = None
-
-
-class Kind10(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    bark: bool | None = None
-
-
-class Kind11(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    meow: bool | None = None
-
-
 class ArgOwner(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
@@ -144,7 +100,7 @@ class ArgPet(BaseModel):
         extra="forbid",
     )
     id: int
-    kind: Kind | Kind1 | None = None
+    kind: ArgDog | ArgCat | None = None
     name: str
     owner: ArgOwner | None = None
     status: Literal["available", "pending", "sold"] | None = None
@@ -155,7 +111,7 @@ class CreatePetArguments(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
     )
-    kind: Kind2 | Kind3 | None = None
+    kind: ArgDog | ArgCat | None = None
     name: str
     owner: ArgOwner | None = None
     status: Literal["available", "pending", "sold"] | None = None
@@ -164,7 +120,7 @@ class CreatePetArguments(BaseModel):
 
 class CreatePetResult(BaseModel):
     id: int | None = None
-    kind: Kind4 | Kind5 | None = None
+    kind: Dog | Cat | None = None
     name: str | None = None
     owner: Owner | None = None
     status: str | None = None
@@ -173,7 +129,7 @@ class CreatePetResult(BaseModel):
 
 class GetPetResult(BaseModel):
     id: int | None = None
-    kind: Kind6 | Kind7 | None = None
+    kind: Dog | Cat | None = None
     name: str | None = None
     owner: Owner | None = None
     status: str | None = None
@@ -191,7 +147,7 @@ class Owner(BaseModel):
 
 class Pet(BaseModel):
     id: int | None = None
-    kind: Kind8 | Kind9 | None = None
+    kind: Dog | Cat | None = None
     name: str | None = None
     owner: Owner | None = None
     status: str | None = None
@@ -202,7 +158,7 @@ class Body(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
     )
-    kind: Kind10 | Kind11 | None = None
+    kind: ArgDog | ArgCat | None = None
     name: str
     owner: ArgOwner | None = None
     status: Literal["available", "pending", "sold"] | None = None

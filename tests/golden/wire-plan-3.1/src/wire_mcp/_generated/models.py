@@ -10,6 +10,10 @@ class AnyValue(RootModel[Any]):
     root: Any
 
 
+class Code(RootModel[str]):
+    root: str
+
+
 class Coords(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
@@ -40,7 +44,7 @@ class GetPetsArguments(BaseModel):
 
 
 class Document(BaseModel):
-    code: str | None = None
+    code: Code | None = None
 
 
 class Shared(BaseModel):
@@ -48,7 +52,7 @@ class Shared(BaseModel):
 
 
 class GetPetsResult(BaseModel):
-    code: str | None = None
+    code: Code | None = None
     count: int | None = None
     document: Document | None = None
     name: str | None = None
