@@ -1,6 +1,7 @@
 """OpenAPI schemas -> JSON Schema 2020-12 (`mcpmint.schema`).
 
-Every schema these tests emit goes through `Draft202012Validator.check_schema` in `_convert`.
+Every schema these tests emit goes through `Draft202012Validator.check_schema` in `_convert`,
+which also checks that no `type` in it is a list (`finish` splits them into `anyOf`).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import yaml
 from jsonschema import Draft202012Validator  # type: ignore[import-untyped, unused-ignore]
 from mcpmint import refs
 from mcpmint.diagnostics import DiagnosticSink, Level
+from mcpmint.runtime.results import OutputValidator
 from mcpmint.schema import MAX_BRANCHES, MAX_DEPTH, Mode, SchemaConverter
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
@@ -51,6 +53,7 @@ def _convert(
     root = converter.root(mode)
     result = root.finish(root.convert(refs.resolve_pointer(document, pointer), pointer))
     Draft202012Validator.check_schema(result)
+    assert _type_lists(result) == [], "finish leaves no type list"
     return result, sink
 
 
@@ -67,6 +70,43 @@ def _messages(sink: DiagnosticSink, level: Level = Level.WARNING) -> list[str]:
 
 def _valid(schema: Mapping[str, Any], instance: Any) -> bool:
     return bool(Draft202012Validator(schema).is_valid(instance))
+
+
+_SCHEMA_KEYS = [
+    "items",
+    "additionalProperties",
+    "unevaluatedProperties",
+    "unevaluatedItems",
+    "not",
+    "if",
+    "then",
+    "else",
+    "contains",
+    "propertyNames",
+    "contentSchema",
+]
+
+
+_SCHEMA_MAP_KEYS = ["properties", "patternProperties", "dependentSchemas", "$defs"]
+_SCHEMA_LIST_KEYS = ["allOf", "anyOf", "oneOf", "prefixItems"]
+
+
+def _type_lists(schema: Any, at: str = "#") -> list[str]:
+    """Where a `type` is a list, as pointers. Only schema positions are walked: a `type` key
+    inside data (`enum`, `default`, `examples`) is not a keyword."""
+    if not isinstance(schema, dict):
+        return []
+    found = [f"{at}/type"] if isinstance(schema.get("type"), list) else []
+    for key, value in schema.items():
+        if key in _SCHEMA_MAP_KEYS and isinstance(value, dict):
+            for name, sub in value.items():
+                found += _type_lists(sub, f"{at}/{key}/{refs.escape_token(name)}")
+        elif key in _SCHEMA_LIST_KEYS and isinstance(value, list):
+            for index, sub in enumerate(value):
+                found += _type_lists(sub, f"{at}/{key}/{index}")
+        elif key in _SCHEMA_KEYS:
+            found += _type_lists(value, f"{at}/{key}")
+    return found
 
 
 def _refs_in(node: Any) -> Iterator[str]:
@@ -262,14 +302,21 @@ def test_unresolvable_ref_becomes_empty_schema_with_error_at_the_ref() -> None:
 # -- OpenAPI 3.0 -> 2020-12 ------------------------------------------------------------------
 
 
-def test_nullable_type_becomes_a_type_union_with_null() -> None:
-    assert _one({"type": "string", "nullable": True}) == {"type": ["string", "null"]}
-
-
-def test_nullable_enum_also_gets_null_appended() -> None:
-    result = _one({"type": "string", "enum": ["a", "b"], "nullable": True})
-    assert result == {"type": ["string", "null"], "enum": ["a", "b", None]}
+def test_nullable_type_becomes_anyof_with_a_null_branch() -> None:
+    result = _one({"type": "string", "nullable": True})
+    assert result == {"anyOf": [{"type": "string"}, {"type": "null"}]}
     assert _valid(result, None)
+    assert _valid(result, "a")
+    assert not _valid(result, 1)
+
+
+def test_nullable_enum_also_gets_null_appended_and_keeps_the_enum_outside() -> None:
+    result = _one({"type": "string", "enum": ["a", "b"], "nullable": True})
+    # `enum` applies to every type, so it stays next to the `anyOf`, with its null.
+    assert result == {"enum": ["a", "b", None], "anyOf": [{"type": "string"}, {"type": "null"}]}
+    assert _valid(result, None)
+    assert _valid(result, "b")
+    assert not _valid(result, "c")
 
 
 def test_nullable_ref_or_composition_becomes_anyof_with_null() -> None:
@@ -326,13 +373,15 @@ def test_openapi_30_ref_siblings_are_honoured_too() -> None:
     result, _ = _convert(document, "#/components/schemas/Pet")
     assert result["properties"]["tag"] == {
         "description": "the pet's tag",
-        "type": ["string", "null"],
+        "anyOf": [{"type": "string"}, {"type": "null"}],
     }
+    assert _valid(result, {"tag": None})
+    assert not _valid(result, {"tag": 1})
 
 
 def test_swagger_20_x_nullable_is_read_as_nullable() -> None:
     assert _one({"type": "integer", "x-nullable": True}, openapi=(2, 0)) == {
-        "type": ["integer", "null"]
+        "anyOf": [{"type": "integer"}, {"type": "null"}]
     }
     assert _one({"type": "integer", "x-nullable": True}) == {"type": "integer"}
 
@@ -364,7 +413,7 @@ def test_yaml_dates_in_data_become_strings() -> None:
 
 
 def test_openapi_31_keywords_are_kept() -> None:
-    schema = {
+    schema: dict[str, Any] = {
         "type": "object",
         "properties": {
             "tag": {"type": ["string", "null"], "minLength": 1},
@@ -375,7 +424,12 @@ def test_openapi_31_keywords_are_kept() -> None:
         "unevaluatedProperties": False,
     }
     result = _one(schema, openapi=(3, 1))
-    assert result == schema  # already 2020-12, and closed by the spec itself
+    # Already 2020-12, and closed by the spec itself; only the type list is split, with
+    # `minLength` going where it applies.
+    tag = {"anyOf": [{"type": "string", "minLength": 1}, {"type": "null"}]}
+    assert result == {**schema, "properties": {**schema["properties"], "tag": tag}}
+    assert _valid(result, {"tag": None})
+    assert not _valid(result, {"tag": ""})
 
 
 def test_openapi_31_defs_inside_a_schema_are_reached_through_refs() -> None:
@@ -445,6 +499,176 @@ def test_ref_to_a_cycle_with_only_annotations_stays_a_reference() -> None:
     )
     result, _ = _convert(document, "#/components/schemas/Node", openapi=(3, 1))
     assert result["properties"]["next"] == {"description": "the next one", "$ref": "#/$defs/Node"}
+
+
+# -- type lists become anyOf (in `finish`) ---------------------------------------------------
+
+_NULLABLE_NODE = {
+    "type": "object",
+    "nullable": True,
+    "properties": {
+        "label": {"type": "string", "nullable": True, "maxLength": 3},
+        "tags": {
+            "type": "array",
+            "nullable": True,
+            "minItems": 1,
+            "items": {"type": "string", "nullable": True, "format": "uuid"},
+        },
+        "next": {"$ref": "#/components/schemas/Node"},
+    },
+}
+
+
+def _same_verdicts(a: Mapping[str, Any], b: Mapping[str, Any], instances: list[Any]) -> None:
+    for instance in instances:
+        assert _valid(a, instance) == _valid(b, instance), instance
+
+
+def test_type_list_helper_only_looks_at_schema_positions() -> None:
+    schema = {
+        "type": ["object", "null"],
+        "properties": {"type": {"type": ["string", "null"]}},
+        "$defs": {"D": {"items": {"anyOf": [{"type": ["integer", "null"]}]}}},
+        "enum": [{"type": ["data"]}],
+        "default": {"type": ["data"]},
+    }
+    assert _type_lists(schema) == [
+        "#/type",
+        "#/properties/type/type",
+        "#/$defs/D/items/anyOf/0/type",
+    ]
+
+
+def test_type_lists_are_split_by_finish_not_by_convert() -> None:
+    converter, sink = _converter(_spec({"Node": _NULLABLE_NODE}))
+    root = converter.root("input")
+    pointer = "#/components/schemas/Node"
+    piece = root.convert(_NULLABLE_NODE, pointer)
+    assert piece["type"] == ["object", "null"]
+    assert _type_lists(piece) == [
+        "#/type",
+        "#/properties/label/type",
+        "#/properties/tags/type",
+        "#/properties/tags/items/type",
+    ]
+    finished = root.finish(piece)
+    assert _type_lists(finished) == []
+    Draft202012Validator.check_schema(finished)
+    assert list(sink) == []
+
+
+def test_type_list_keywords_for_one_type_go_into_its_branch() -> None:
+    schema = {
+        "type": "string",
+        "nullable": True,
+        "description": "an address",
+        "minLength": 3,
+        "maxLength": 20,
+        "pattern": "^a",
+        "format": "email",
+        "default": "abc",
+        "example": "a@b",
+    }
+    assert _one(schema) == {
+        "description": "an address",
+        "examples": ["a@b"],
+        "default": "abc",
+        "anyOf": [
+            {
+                "type": "string",
+                "minLength": 3,
+                "maxLength": 20,
+                "pattern": "^a",
+                "format": "email",
+            },
+            {"type": "null"},
+        ],
+    }
+
+
+def test_type_list_of_many_types_keeps_enum_and_annotations_outside() -> None:
+    schema = {
+        "type": ["integer", "string", "array", "object", "null"],
+        "title": "anything",
+        "minimum": 1,
+        "maxLength": 3,
+        "items": {"type": "integer"},
+        "required": ["a"],
+        "properties": {"a": {"type": "string"}},
+        "enum": [1, "a", [1], {"a": "b"}, None],
+    }
+    converter, _ = _converter(_spec({"S": schema}), (3, 1))
+    root = converter.root("input")
+    unsplit = root.convert(schema, "#/components/schemas/S")
+    result = root.finish(unsplit)
+    assert result == {
+        "title": "anything",
+        "enum": [1, "a", [1], {"a": "b"}, None],
+        "anyOf": [
+            {"type": "integer", "minimum": 1},
+            {"type": "string", "maxLength": 3},
+            {"type": "array", "items": {"type": "integer"}},
+            {
+                "type": "object",
+                "required": ["a"],
+                "properties": {"a": {"type": "string"}},
+                "additionalProperties": False,
+            },
+            {"type": "null"},
+        ],
+    }
+    assert _type_lists(result) == []
+    Draft202012Validator.check_schema(result)
+    instances = [1, 0, "a", "ab", [1], ["1"], {"a": "b"}, {"a": "b", "c": 1}, {}, None, True]
+    _same_verdicts(unsplit, result, instances)
+    assert [x for x in instances if _valid(result, x)] == [1, "a", [1], {"a": "b"}, None]
+
+
+def test_type_list_next_to_an_existing_anyof_goes_into_allof() -> None:
+    schema = {
+        "type": ["string", "null"],
+        "maxLength": 5,
+        "anyOf": [{"pattern": "^a"}, {"const": None}],
+        "allOf": [{"pattern": "^a"}, {"pattern": "b$"}],
+    }
+    converter, _ = _converter(_spec({"S": schema}), (3, 1))
+    root = converter.root("input")
+    unsplit = root.convert(schema, "#/components/schemas/S")
+    result = root.finish(unsplit)
+    assert result == {
+        "anyOf": [{"pattern": "^a"}, {"const": None}],  # the spec's own, untouched
+        "allOf": [
+            {"pattern": "b$"},  # could not be merged: kept, and the split comes after it
+            {"anyOf": [{"type": "string", "maxLength": 5, "pattern": "^a"}, {"type": "null"}]},
+        ],
+    }
+    assert _type_lists(result) == []
+    Draft202012Validator.check_schema(result)
+    instances = ["ab", "abcdb", "abcdeb", "ba", "a", None, 5, ["ab"]]
+    _same_verdicts(unsplit, result, instances)
+    assert [x for x in instances if _valid(result, x)] == ["ab", "abcdb", None]
+
+
+def test_type_lists_are_split_in_properties_items_and_defs() -> None:
+    result, sink = _convert(_spec({"Node": _NULLABLE_NODE}), "#/components/schemas/Node")
+    assert list(sink) == []
+    label = {"anyOf": [{"type": "string", "maxLength": 3}, {"type": "null"}]}
+    tag = {"anyOf": [{"type": "string", "format": "uuid"}, {"type": "null"}]}
+    tags = {"anyOf": [{"type": "array", "minItems": 1, "items": tag}, {"type": "null"}]}
+    properties = {"label": label, "tags": tags, "next": {"$ref": "#/$defs/Node"}}
+    node = {
+        "anyOf": [
+            {"type": "object", "properties": properties, "additionalProperties": False},
+            {"type": "null"},
+        ]
+    }
+    assert result == {**node, "$defs": {"Node": node}}
+    assert _valid(result, None)
+    assert _valid(result, {"label": None, "tags": None, "next": None})
+    assert _valid(result, {"tags": [None, "x"], "next": {"label": "abc", "next": {}}})
+    assert not _valid(result, {"tags": []})
+    assert not _valid(result, {"next": {"next": {"label": "abcd"}}})
+    assert not _valid(result, {"next": {"other": 1}})
 
 
 # -- removed keywords and checked values ------------------------------------------------------
@@ -642,19 +866,26 @@ def test_allof_with_contradictory_types_is_kept_as_written() -> None:
     result = _one({"allOf": [{"type": "string"}, {"type": "integer"}]})
     assert result == {"type": "string", "allOf": [{"type": "integer"}]}
     result = _one({"allOf": [{"type": "string"}, {"type": ["integer", "number"]}]})
-    assert result == {"type": "string", "allOf": [{"type": ["integer", "number"]}]}
+    assert result == {
+        "type": "string",
+        "allOf": [{"anyOf": [{"type": "integer"}, {"type": "number"}]}],
+    }
 
 
 @pytest.mark.parametrize(
     ("first", "second", "merged"),
     [
-        ("number", "integer", "integer"),
-        ("integer", ["number", "null"], "integer"),
-        (["string", "null"], ["null", "string", "integer"], ["string", "null"]),
+        ("number", "integer", {"type": "integer"}),
+        ("integer", ["number", "null"], {"type": "integer"}),
+        (
+            ["string", "null"],
+            ["null", "string", "integer"],
+            {"anyOf": [{"type": "string"}, {"type": "null"}]},  # ["string", "null"], split
+        ),
     ],
 )
-def test_allof_intersects_types(first: Any, second: Any, merged: Any) -> None:
-    assert _one({"allOf": [{"type": first}, {"type": second}]}) == {"type": merged}
+def test_allof_intersects_types(first: Any, second: Any, merged: dict[str, Any]) -> None:
+    assert _one({"allOf": [{"type": first}, {"type": second}]}) == merged
 
 
 def test_allof_branch_in_a_cycle_is_resolved_one_level_for_the_merge() -> None:
@@ -792,26 +1023,77 @@ def test_input_keeps_integers_formats_and_unions() -> None:
 
 # -- output mode: lenient --------------------------------------------------------------------
 
+# A response schema with everything output mode leaves out: closed, required, validated.
+_STRICT_RESPONSE: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["id", "name"],
+    "properties": {
+        "id": {"type": "integer", "minimum": 1},
+        "name": {"type": "string", "pattern": "^[A-Z]", "maxLength": 3},
+        "status": {"type": "string", "enum": ["on", "off"]},
+        "inner": {"type": "object", "properties": {"x": {"type": "string"}}},
+    },
+}
 
-def test_output_never_rejects_extra_missing_or_null_fields() -> None:
-    schema = {
+
+def test_output_never_rejects_extra_or_missing_fields_but_rejects_unpromised_nulls() -> None:
+    result = _one(_STRICT_RESPONSE, mode="output")
+    assert result == {
         "type": "object",
-        "additionalProperties": False,
-        "required": ["id", "name"],
         "properties": {
-            "id": {"type": "integer", "minimum": 1},
-            "name": {"type": "string", "pattern": "^[A-Z]", "maxLength": 3},
-            "status": {"type": "string", "enum": ["on", "off"]},
+            "id": {"type": "integer"},
+            "name": {"type": "string"},
+            "status": {"type": "string"},
             "inner": {"type": "object", "properties": {"x": {"type": "string"}}},
         },
     }
-    result = _one(schema, mode="output")
-    assert "additionalProperties" not in result
-    assert "required" not in result
-    what_prism_returns = {"name": "string", "status": "string", "extra": 1, "inner": None}
-    assert _valid(result, what_prism_returns)
-    assert _valid(result, {"id": None, "name": None})
+    assert _valid(result, {})
+    assert _valid(result, {"name": "string", "status": "string", "extra": 1})
+    # Faithful about null: the spec promises an object and an integer, not null. A response
+    # that sends null anyway is the runtime's business (`OutputValidator.conform`).
+    assert not _valid(result, {"inner": None})
+    assert not _valid(result, {"id": None, "name": None})
     assert not _valid(result, {"id": "one"}), "the shape is still described"
+
+
+def test_output_conform_removes_what_the_faithful_schema_rejects() -> None:
+    result = _one(_STRICT_RESPONSE, mode="output")
+    what_prism_returns = {"name": "string", "status": "string", "extra": 1, "inner": None}
+    assert not _valid(result, what_prism_returns)
+    validator = OutputValidator(result)
+    conformed, removed = validator.conform(what_prism_returns)
+    assert conformed == {"name": "string", "status": "string", "extra": 1}
+    assert removed == ["inner"]
+    assert _valid(result, conformed)
+    assert validator.first_error(conformed) is None
+    assert what_prism_returns["inner"] is None, "the response itself is left alone"
+
+    conformed, removed = validator.conform({"id": None, "name": None, "inner": {"x": None}})
+    assert conformed == {"inner": {}}
+    assert sorted(removed) == ["id", "inner.x", "name"]
+    assert _valid(result, conformed)
+
+
+@pytest.mark.parametrize(
+    ("schema", "openapi", "nullable"),
+    [
+        ({"type": "string"}, (3, 0), False),
+        ({"type": "string", "nullable": True}, (3, 0), True),
+        ({"type": "string", "x-nullable": True}, (2, 0), True),
+        ({"type": "string", "x-nullable": True}, (3, 0), False),  # 2.0's spelling only
+        ({"type": ["string", "null"]}, (3, 1), True),
+    ],
+)
+def test_output_nullability_follows_the_spec(
+    schema: dict[str, Any], openapi: tuple[int, int], nullable: bool
+) -> None:
+    holder = {"type": "object", "properties": {"p": schema}}
+    result = _one(holder, "output", openapi)
+    expected = {"anyOf": [{"type": "string"}, {"type": "null"}]} if nullable else {"type": "string"}
+    assert result == {"type": "object", "properties": {"p": expected}}
+    assert _valid(result, {"p": None}) is nullable
+    assert _valid(result, {"p": "x"})
 
 
 def test_output_drops_validation_keywords_and_keeps_the_shape() -> None:
@@ -833,15 +1115,15 @@ def test_output_drops_validation_keywords_and_keeps_the_shape() -> None:
         },
     }
     assert _one(schema, mode="output") == {
-        "type": "object",  # the root only: structuredContent is never null
+        "type": "object",
         "title": "Pet",
         "description": "A pet",
         "properties": {
             "tags": {
-                "type": ["array", "null"],
-                "items": {"type": ["string", "null"], "format": "uuid", "examples": ["x"]},
+                "type": "array",
+                "items": {"type": "string", "format": "uuid", "examples": ["x"]},
             },
-            "weight": {"type": ["number", "null"]},
+            "weight": {"type": "number"},
             "kind": {},
         },
     }
@@ -851,14 +1133,15 @@ def test_output_keeps_maps_as_maps() -> None:
     schema = {"type": "object", "additionalProperties": {"type": "integer", "maximum": 3}}
     assert _one(schema, mode="output") == {
         "type": "object",
-        "additionalProperties": {"type": ["integer", "null"]},
+        "additionalProperties": {"type": "integer"},
     }
 
 
 def test_output_oneof_becomes_anyof() -> None:
     result = _one({"oneOf": [{"type": "integer"}, {"type": "number"}]}, mode="output")
-    assert result == {"anyOf": [{"type": ["integer", "null"]}, {"type": ["number", "null"]}]}
+    assert result == {"anyOf": [{"type": "integer"}, {"type": "number"}]}
     assert _valid(result, 3)  # matches both branches: fine for anyOf
+    assert not _valid(result, None)
 
 
 def test_output_write_only_properties_are_removed() -> None:
@@ -873,9 +1156,22 @@ def test_output_write_only_properties_are_removed() -> None:
 
 
 def test_output_root_itself_is_never_null() -> None:
-    result = _one({"type": "object", "properties": {"a": {"type": "string"}}}, mode="output")
-    assert result["type"] == "object"
-    assert result["properties"]["a"]["type"] == ["string", "null"]
+    # structuredContent is always an object: a nullable root loses its null in output only.
+    schema = {"type": "object", "nullable": True, "properties": {"a": {"type": "string"}}}
+    assert _one(schema, mode="output") == {
+        "type": "object",
+        "properties": {"a": {"type": "string"}},
+    }
+    assert _one(schema) == {
+        "anyOf": [
+            {
+                "type": "object",
+                "properties": {"a": {"type": "string"}},
+                "additionalProperties": False,
+            },
+            {"type": "null"},
+        ]
+    }
 
 
 # -- limits (G13) ----------------------------------------------------------------------------
@@ -958,7 +1254,7 @@ def test_petstore_plus_create_pet_body_is_strict_with_bounded_cycles(
     assert list(sink) == []
     assert result["required"] == ["name"]
     assert result["additionalProperties"] is False
-    assert result["properties"]["tag"] == {"type": ["string", "null"]}
+    assert result["properties"]["tag"] == {"anyOf": [{"type": "string"}, {"type": "null"}]}
     assert result["properties"]["owner"] == {"$ref": "#/$defs/Owner"}
     dog, cat = result["properties"]["kind"]["oneOf"]
     assert dog == {
@@ -972,6 +1268,7 @@ def test_petstore_plus_create_pet_body_is_strict_with_bounded_cycles(
     assert list(pet["properties"]) == ["name", "tag", "status", "owner", "kind", "id"]
     assert pet["required"] == ["name", "id"]
     assert pet["additionalProperties"] is False  # NewPet's, now over Pet's properties too
+    assert pet["properties"]["tag"] == {"anyOf": [{"type": "string"}, {"type": "null"}]}
     _assert_defs_closed(result)
 
     rex = {"name": "Rex", "tag": None, "owner": {"name": "Ann", "pets": [{"name": "Bo", "id": 2}]}}
@@ -987,7 +1284,7 @@ def test_petstore_plus_category_self_cycle(petstore_plus: dict[str, Any]) -> Non
     assert not _valid(result, {"children": [{"children": [{"colour": "red"}]}]})
 
 
-def test_petstore_plus_pet_output_accepts_what_a_mock_returns(
+def test_petstore_plus_pet_output_is_faithful_and_conform_fixes_what_a_mock_returns(
     petstore_plus: dict[str, Any],
 ) -> None:
     result, sink = _convert(petstore_plus, "#/components/schemas/Pet", mode="output")
@@ -995,37 +1292,32 @@ def test_petstore_plus_pet_output_accepts_what_a_mock_returns(
     assert result["type"] == "object"
     assert "required" not in result
     assert "additionalProperties" not in result
-    assert result["properties"]["kind"]["anyOf"][0]["type"] == ["object", "null"]
-    assert result["properties"]["status"] == {"type": ["string", "null"]}
+    assert result["properties"]["kind"]["anyOf"][0]["type"] == "object"
+    assert result["properties"]["status"] == {"type": "string"}
+    assert result["properties"]["tag"] == {"anyOf": [{"type": "string"}, {"type": "null"}]}
     _assert_defs_closed(result)
-    # Prism cuts recursive schemas off with null and invents strings and extra fields.
-    mock = {"name": "string", "status": "string", "owner": {"pets": [None]}, "extra": {}}
-    assert _valid(result, mock)
+    # Prism invents strings and extra fields: fine. It also cuts recursive schemas off with
+    # null, which the spec does not allow: the schema says so, and the runtime removes it.
+    assert _valid(result, {"name": "string", "status": "string", "tag": None, "extra": {}})
+    mock = {"name": "string", "status": "string", "owner": {"pets": [None]}, "kind": None}
+    assert not _valid(result, mock)
     assert not _valid(result, {"id": "not a number"})
+    conformed, removed = OutputValidator(result).conform(mock)
+    assert conformed == {"name": "string", "status": "string", "owner": {"pets": []}}
+    assert removed == ["owner.pets[0]", "kind"]
+    assert _valid(result, conformed)
 
 
 # -- the big specs ---------------------------------------------------------------------------
 
-_SCHEMA_KEYS = [
-    "items",
-    "additionalProperties",
-    "unevaluatedProperties",
-    "unevaluatedItems",
-    "not",
-    "if",
-    "then",
-    "else",
-    "contains",
-    "propertyNames",
-    "contentSchema",
-]
-
 
 def _check_each_subschema_once(schema: Any, seen: set[str]) -> None:
-    """`check_schema` on every distinct subschema, each with its own subschemas blanked.
+    """`check_schema` on every distinct subschema, each with its own subschemas blanked; and
+    no subschema may have a `type` list.
 
     The 2020-12 meta-schema checks every subschema on its own, so this is the same verdict as
-    checking the whole, without re-checking a component inlined a thousand times.
+    checking the whole (and the second check finds what `_type_lists` would), without
+    re-checking a component inlined a thousand times.
     """
     if not isinstance(schema, dict):
         return
@@ -1047,6 +1339,7 @@ def _check_each_subschema_once(schema: Any, seen: set[str]) -> None:
     if fingerprint not in seen:
         seen.add(fingerprint)
         Draft202012Validator.check_schema(shallow)
+        assert not isinstance(shallow.get("type"), list), shallow
     for child in children:
         _check_each_subschema_once(child, seen)
 

@@ -17,7 +17,7 @@ from urllib.parse import quote, urlsplit
 from . import ir
 from .diagnostics import DiagnosticSink
 from .render import catalog, tool_definition
-from .runtime.catalog import load_catalog
+from .runtime.catalog import CatalogError, load_catalog
 from .runtime.request import ArgumentError, build_request
 from .sample import sample_instance
 
@@ -48,7 +48,16 @@ def test_environment(server: ir.Server) -> dict[str, str]:
 
 
 def build_cases(server: ir.Server, sink: DiagnosticSink) -> dict[str, Any]:
-    runtime_catalog = load_catalog(catalog(server))
+    try:
+        runtime_catalog = load_catalog(catalog(server))
+    except CatalogError as exc:
+        # The runtime refuses what the frontend should never have produced: a bug, said so.
+        sink.error(
+            server.source_file or "<spec>",
+            f"the generated tool catalogue is invalid ({exc}); nothing was written",
+            "this is a bug in mcpmint; please report it with the spec",
+        )
+        return {}
     runtime_tools = {tool.name: tool for tool in runtime_catalog.tools}
     base_url = server.base_url or FALLBACK_BASE_URL
     environ = test_environment(server)

@@ -173,8 +173,7 @@ class SchemaRoot:
             merged = {**result.get("$defs", {}), **defs}
             result["$defs"] = {name: merged[name] for name in sorted(merged)}
         split: dict[str, Any] = _split_type_lists(result)
-        graph = self._converter.graph
-        return _inline_single_use(split, keep={graph.names[t] for t in graph.cyclic})
+        return split
 
 
 class _RefGraph:
@@ -195,11 +194,7 @@ class _RefGraph:
         # `A: {$ref: B}`, `B: {$ref: A}` describes nothing, and a validator would never return.
         self.loops = frozenset(loops)
         self.cyclic = frozenset(_cyclic_nodes(edges))
-        # Every referenced schema is emitted once under `$defs` and referred to; `finish` then
-        # inlines the ones a root uses only once. Shared schemas (GitHub's `simple-user`
-        # appears dozens of times in one response) are written once per tool, not each time.
-        # Component schemas get first claim on plain names, whatever else is referenced.
-        self.names = _def_names(sorted(edges, key=lambda p: ("/schemas/" not in p, p)))
+        self.names = _def_names(sorted(self.cyclic))
         self.by_name = {name: pointer for pointer, name in self.names.items()}
 
     def resolve(self, pointer: str) -> Any:
@@ -215,7 +210,7 @@ class _ModeConverter:
 
     def __init__(self, owner: SchemaConverter, *, output: bool) -> None:
         self._owner = owner
-        self._graph = self.graph = owner.graph
+        self._graph = owner.graph
         self.output = output
         self._bodies: dict[str, tuple[Any, int, frozenset[str]]] = {}
         self._in_progress: set[str] = set()
@@ -340,7 +335,7 @@ class _ModeConverter:
         if target in self._graph.loops:
             self._error(at, f"$ref {value!r} only leads to other $refs in a loop; no schema")
             return {}
-        if target not in self._graph.names:
+        if target not in self._graph.cyclic:
             body = self._inline(target, at, depth)
             if body is None:  # only reachable if the cycle analysis missed a keyword
                 self._error(at, f"$ref {value!r} refers back to itself")
@@ -1031,61 +1026,6 @@ def _map_subschemas(node: dict[str, Any], change: Callable[[Any], Any]) -> dict[
     return out
 
 
-def _inline_single_use(root: dict[str, Any], keep: set[str]) -> dict[str, Any]:
-    """`root` with every `$defs` entry that is referred to once (and is not cyclic) inlined.
-
-    A reference the model must follow costs attention and a few bytes; a shared schema
-    written out each time it is used costs far more. One use: inline; several: refer.
-    """
-    defs = root.get("$defs")
-    if not isinstance(defs, dict) or not defs:
-        return root
-    counts: dict[str, int] = {}
-
-    def count(node: Any) -> Any:
-        if isinstance(node, dict):
-            ref = node.get("$ref")
-            if isinstance(ref, str) and ref.startswith(_DEFS_PREFIX):
-                name = ref[len(_DEFS_PREFIX) :]
-                counts[name] = counts.get(name, 0) + 1
-            _map_subschemas(node, count)
-        return node
-
-    count({k: v for k, v in root.items() if k != "$defs"})
-    for body in defs.values():
-        count(body)
-    single = {name for name in defs if counts.get(name) == 1 and name not in keep}
-    if not single:
-        return root
-    # Each single-use entry is expanded exactly once, where it is used; past MAX_DEPTH levels
-    # of inlining it stays a reference (and its entry stays), so nesting remains bounded.
-    still_referred: set[str] = set()
-
-    def expand(node: Any, depth: int) -> Any:
-        if not isinstance(node, dict):
-            return node
-        ref = node.get("$ref")
-        name = ref[len(_DEFS_PREFIX) :] if isinstance(ref, str) else ""
-        if name in single and depth < MAX_DEPTH:
-            siblings = {k: v for k, v in node.items() if k != "$ref"}
-            body = expand(defs[name], depth + 1)
-            if not isinstance(body, dict):
-                return {"allOf": [body], **siblings} if siblings else body
-            return {**body, **_map_subschemas(siblings, lambda sub: expand(sub, depth + 1))}
-        if name in single:
-            still_referred.add(name)
-        return _map_subschemas(node, lambda sub: expand(sub, depth + 1))
-
-    out = expand({k: v for k, v in root.items() if k != "$defs"}, 0)
-    kept = {name: expand(body, 0) for name, body in defs.items() if name not in single}
-    while still_referred - set(kept):
-        for name in sorted(still_referred - set(kept)):
-            kept[name] = _map_subschemas(defs[name], lambda sub: expand(sub, 1))
-    if kept:
-        out["$defs"] = {name: kept[name] for name in sorted(kept)}
-    return dict(out)
-
-
 # Keywords that only apply to instances of one type: they follow that type into its branch.
 _KEYS_BY_TYPE: Final = {
     "string": frozenset(
@@ -1115,16 +1055,9 @@ def _split_type_lists(node: Any) -> Any:
     """
     if not isinstance(node, dict):
         return node
-    out: dict[str, Any] = {}
-    for key, value in node.items():
-        if key in (*_SCHEMA_MAP_KEYS, "$defs") and isinstance(value, dict):
-            out[key] = {name: _split_type_lists(sub) for name, sub in value.items()}
-        elif key in _SCHEMA_LIST_KEYS and isinstance(value, list):
-            out[key] = [_split_type_lists(sub) for sub in value]
-        elif key in _SCHEMA_KEYS:
-            out[key] = _split_type_lists(value)
-        else:
-            out[key] = value
+    out = _map_subschemas(node, _split_type_lists)
+    if isinstance(out.get("$defs"), dict):
+        out["$defs"] = {name: _split_type_lists(sub) for name, sub in out["$defs"].items()}
     kinds = out.get("type")
     if not isinstance(kinds, list):
         return out

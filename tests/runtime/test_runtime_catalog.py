@@ -97,7 +97,7 @@ def _tool0(data: dict[str, Any]) -> dict[str, Any]:
             "unknown security scheme",
         ),
         (
-            lambda d: d["securitySchemes"]["ApiKey"].update(name="Authorization"),
+            lambda d: d["securitySchemes"]["ApiKey"].update(name="Cookie"),
             "/securitySchemes/ApiKey/name",
             "cannot be sent as",
         ),
@@ -140,3 +140,10 @@ def test_unsupported_body_media_types_are_refused() -> None:
     data = one_tool_catalog([], {"b": {}}, method="POST", body=body)
     with pytest.raises(CatalogError, match="unsupported request media type"):
         load_catalog(data)
+
+
+def test_an_api_key_may_be_sent_as_the_authorization_header() -> None:
+    data = catalog_data()
+    data["securitySchemes"]["ApiKey"].update(name="Authorization")
+    scheme = load_catalog(data).security_schemes["ApiKey"]
+    assert scheme.param_name == "Authorization"

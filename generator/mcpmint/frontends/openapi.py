@@ -17,6 +17,7 @@ from jsonschema import Draft202012Validator
 from .. import ir, naming, refs
 from ..diagnostics import DiagnosticSink
 from ..load import RawDocument
+from ..runtime.catalog import RESERVED_HEADERS
 from ..sample import sample_instance
 from ..schema import SchemaConverter, SchemaRoot
 from ..text import clean_text, one_line
@@ -70,6 +71,7 @@ class _Builder:
         self.data = doc.data
         self.options = options
         self.sink = sink
+        self.skipped: list[str] = []
         minor = 0 if (version.major, version.minor) == (3, 0) else 1
         self.converter = SchemaConverter(
             self.data, openapi=(3, minor), sink=sink, locate=doc.locate
@@ -111,6 +113,7 @@ class _Builder:
             spec_servers=servers,
             tools=tuple(sorted(tools, key=lambda t: t.name)),
             security_schemes=tuple(sorted(security_schemes, key=lambda s: s.name)),
+            skipped=tuple(self.skipped),
         )
 
     def base_url(self) -> tuple[str, tuple[str, ...]]:
@@ -159,7 +162,18 @@ class _Builder:
                 continue
             var = f"{env_prefix}_{naming.env_name(str(name)) or 'CREDENTIAL'}"
             kind = scheme.get("type")
-            if kind == "apiKey" and scheme.get("in") in ("header", "query", "cookie"):
+            if (
+                kind == "apiKey"
+                and scheme.get("in") == "header"
+                and str(scheme.get("name", "")).lower() in RESERVED_HEADERS - {"authorization"}
+            ):
+                self.sink.warning(
+                    self.locate(pointer),
+                    f"security scheme {name!r} would send its key as the {scheme.get('name')} "
+                    "header, which a request may not set; operations that need only it will "
+                    "refuse to run",
+                )
+            elif kind == "apiKey" and scheme.get("in") in ("header", "query", "cookie"):
                 schemes.append(
                     ir.SecurityScheme(
                         name=str(name),
@@ -507,6 +521,11 @@ class _Builder:
                 "request body media types "
                 + ", ".join(sorted(str(m) for m in content))
                 + " are not supported yet; the operation is left out",
+            )
+            self.skipped.append(
+                f"{op.method.upper()} {op.path}: request body media types "
+                + ", ".join(sorted(str(m) for m in content))
+                + " are not supported yet"
             )
             return False, None
         media_node = content[media] if isinstance(content[media], Mapping) else {}

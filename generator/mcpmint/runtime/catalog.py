@@ -265,7 +265,9 @@ def _scheme(name: str, raw: Mapping[str, Any]) -> SecurityScheme:
             raise CatalogError(f"{p}/in", f"unsupported apiKey location {location!r}")
         if location != "query" and not _TOKEN.match(param_name):
             raise CatalogError(f"{p}/name", f"{param_name!r} is not a valid {location} name")
-        if location == "header" and param_name.lower() in RESERVED_HEADERS:
+        # An API key may well travel as `Authorization: <key>`: it comes from the operator's
+        # environment, never from the model, so that one reserved name is allowed here.
+        if location == "header" and param_name.lower() in RESERVED_HEADERS - {"authorization"}:
             raise CatalogError(f"{p}/name", f"an apiKey cannot be sent as {param_name!r}")
         if not param_name:
             raise CatalogError(f"{p}/name", "must not be empty")

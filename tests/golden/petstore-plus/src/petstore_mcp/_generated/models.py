@@ -10,27 +10,45 @@ class AnyValue(RootModel[Any]):
     root: Any
 
 
-class ArgCat(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    meow: bool | None = None
-
-
-class ArgDog(BaseModel):
+class Kind(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
     )
     bark: bool | None = None
 
 
-class Cat(BaseModel):
+class Kind1(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
     meow: bool | None = None
 
 
 class Category(BaseModel):
     children: list[Category] | None = None
     name: str | None = None
+
+
+class Kind2(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    bark: bool | None = None
+
+
+class Kind3(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    meow: bool | None = None
+
+
+class Kind4(BaseModel):
+    bark: bool | None = None
+
+
+class Kind5(BaseModel):
+    meow: bool | None = None
 
 
 class CreateStoresInventoryAdjustmentsByCategoryArguments(BaseModel):
@@ -51,15 +69,19 @@ class DeletePetArguments(BaseModel):
     petId: int
 
 
-class Dog(BaseModel):
-    bark: bool | None = None
-
-
 class GetPetArguments(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
     )
     petId: int
+
+
+class Kind6(BaseModel):
+    bark: bool | None = None
+
+
+class Kind7(BaseModel):
+    meow: bool | None = None
 
 
 class ListAllPetsOwnedSpecificUserIncludingArchivedArguments(BaseModel):
@@ -87,6 +109,28 @@ class ListPetsArguments(BaseModel):
     status: Literal["available", "pending", "sold"] | None = None
 
 
+class Kind8(BaseModel):
+    bark: bool | None = None
+
+
+class Kind9(BaseModel):
+    meow: bool | None = None
+
+
+class Kind10(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    bark: bool | None = None
+
+
+class Kind11(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    meow: bool | None = None
+
+
 class ArgOwner(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
@@ -100,7 +144,7 @@ class ArgPet(BaseModel):
         extra="forbid",
     )
     id: int
-    kind: ArgDog | ArgCat | None = None
+    kind: Kind | Kind1 | None = None
     name: str
     owner: ArgOwner | None = None
     status: Literal["available", "pending", "sold"] | None = None
@@ -111,7 +155,7 @@ class CreatePetArguments(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
     )
-    kind: ArgDog | ArgCat | None = None
+    kind: Kind2 | Kind3 | None = None
     name: str
     owner: ArgOwner | None = None
     status: Literal["available", "pending", "sold"] | None = None
@@ -120,7 +164,7 @@ class CreatePetArguments(BaseModel):
 
 class CreatePetResult(BaseModel):
     id: int | None = None
-    kind: Dog | Cat | None = None
+    kind: Kind4 | Kind5 | None = None
     name: str | None = None
     owner: Owner | None = None
     status: str | None = None
@@ -129,7 +173,7 @@ class CreatePetResult(BaseModel):
 
 class GetPetResult(BaseModel):
     id: int | None = None
-    kind: Dog | Cat | None = None
+    kind: Kind6 | Kind7 | None = None
     name: str | None = None
     owner: Owner | None = None
     status: str | None = None
@@ -147,7 +191,7 @@ class Owner(BaseModel):
 
 class Pet(BaseModel):
     id: int | None = None
-    kind: Dog | Cat | None = None
+    kind: Kind8 | Kind9 | None = None
     name: str | None = None
     owner: Owner | None = None
     status: str | None = None
@@ -158,7 +202,7 @@ class Body(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
     )
-    kind: ArgDog | ArgCat | None = None
+    kind: Kind10 | Kind11 | None = None
     name: str
     owner: ArgOwner | None = None
     status: Literal["available", "pending", "sold"] | None = None

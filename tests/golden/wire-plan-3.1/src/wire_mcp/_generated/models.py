@@ -10,10 +10,6 @@ class AnyValue(RootModel[Any]):
     root: Any
 
 
-class Code(RootModel[str]):
-    root: str
-
-
 class Coords(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
@@ -44,7 +40,7 @@ class GetPetsArguments(BaseModel):
 
 
 class Document(BaseModel):
-    code: Code | None = None
+    code: str | None = None
 
 
 class Shared(BaseModel):
@@ -52,7 +48,7 @@ class Shared(BaseModel):
 
 
 class GetPetsResult(BaseModel):
-    code: Code | None = None
+    code: str | None = None
     count: int | None = None
     document: Document | None = None
     name: str | None = None
