@@ -61,7 +61,9 @@ def test_bad_namespace_is_bad_input() -> None:
 
 def test_generate_then_check_is_up_to_date_and_a_spec_change_makes_it_stale(tmp_path: Path) -> None:
     spec = tmp_path / "spec.yaml"
-    spec.write_text((REPO / "specs" / "petstore.yaml").read_text(encoding="utf-8"), encoding="utf-8")
+    spec.write_text(
+        (REPO / "specs" / "petstore.yaml").read_text(encoding="utf-8"), encoding="utf-8"
+    )
     out = tmp_path / "server"
     assert mcpmint("generate", str(spec), "-o", str(out))[0] == 0
     before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}

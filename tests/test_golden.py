@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from mcpmint.diagnostics import DiagnosticSink
 from mcpmint.pipeline import build, render_server
 from mcpmint.write import MANIFEST, manifest_text, write_tree

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 import yaml
+
 from mcpmint import refs
 from mcpmint.diagnostics import DiagnosticSink
 from mcpmint.load import MOUNT_KEY, Limits, RawDocument, load_document

@@ -5,6 +5,7 @@ from __future__ import annotations
 import keyword
 
 import pytest
+
 from mcpmint import naming
 
 

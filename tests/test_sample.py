@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 import yaml
 from jsonschema import Draft202012Validator  # type: ignore[import-untyped, unused-ignore]
+
 from mcpmint import refs
 from mcpmint.diagnostics import DiagnosticSink
 from mcpmint.sample import sample_instance

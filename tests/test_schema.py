@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 import yaml
 from jsonschema import Draft202012Validator  # type: ignore[import-untyped, unused-ignore]
+
 from mcpmint import refs
 from mcpmint.diagnostics import DiagnosticSink, Level
 from mcpmint.runtime.results import OutputValidator

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from mcpmint import validate
 from mcpmint.diagnostics import DiagnosticSink, Level
 from mcpmint.load import Limits, load_document

@@ -31,6 +31,14 @@ EXIT_OK, EXIT_STALE, EXIT_BAD_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
 SpecArgument = Annotated[
     Path, typer.Argument(help="OpenAPI spec (YAML or JSON).", show_default=False)
 ]
+RootOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--root",
+        help="Folder that $refs may reach (default: the spec's own folder); nothing outside "
+        "it is ever read.",
+    ),
+]
 NamespaceOption = Annotated[
     str | None,
     typer.Option("--namespace", "-n", help="Tool name prefix; default: from the spec's title."),
@@ -93,12 +101,13 @@ def generate_command(
     force: Annotated[
         bool, typer.Option("--force", help="Overwrite generated files edited by hand.")
     ] = False,
+    root: RootOption = None,
 ) -> None:
     """Generate (or regenerate) an MCP server package from SPEC."""
     namespace = _valid_namespace(namespace)
 
     def run(sink: DiagnosticSink) -> None:
-        report = generate(spec, GenerateOptions(output, namespace, check, force), sink)
+        report = generate(spec, GenerateOptions(output, namespace, check, force, root), sink)
         out = report.output
         _print_diagnostics(sink)
         for path, diff in report.diffs.items():
@@ -121,12 +130,14 @@ def generate_command(
 
 
 @app.command("validate")
-def validate_command(spec: SpecArgument, namespace: NamespaceOption = None) -> None:
+def validate_command(
+    spec: SpecArgument, namespace: NamespaceOption = None, root: RootOption = None
+) -> None:
     """Check SPEC and print its diagnostics; writes nothing."""
     namespace = _valid_namespace(namespace)
 
     def run(sink: DiagnosticSink) -> None:
-        server = build(spec, sink, namespace)
+        server = build(spec, sink, namespace, root)
         _print_diagnostics(sink)
         typer.echo(f"{spec}: ok, {len(server.tools)} tools, {len(sink.warnings)} warnings")
 
@@ -142,12 +153,13 @@ def tools_command(
     spec: SpecArgument,
     namespace: NamespaceOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+    root: RootOption = None,
 ) -> None:
     """List the tools SPEC gives and what they cost in a model's context."""
     namespace = _valid_namespace(namespace)
 
     def run(sink: DiagnosticSink) -> None:
-        server = build(spec, sink, namespace)
+        server = build(spec, sink, namespace, root)
         _print_diagnostics(sink)
         rows: list[dict[str, Any]] = [
             {

@@ -28,6 +28,7 @@ class GenerateOptions:
     namespace: str | None = None
     check: bool = False
     force: bool = False
+    root: Path | None = None  # the folder `$ref`s may reach; default: the spec's own folder
 
 
 def _stop_on_errors(sink: DiagnosticSink) -> None:
@@ -35,9 +36,11 @@ def _stop_on_errors(sink: DiagnosticSink) -> None:
         raise Aborted(sink)
 
 
-def build(spec: Path, sink: DiagnosticSink, namespace: str | None = None) -> ir.Server:
+def build(
+    spec: Path, sink: DiagnosticSink, namespace: str | None = None, root: Path | None = None
+) -> ir.Server:
     """Spec -> IR (load, validate, build). Raises `Aborted` with the diagnostics on errors."""
-    document = load_document(spec, sink)
+    document = load_document(spec, sink, root=root)
     _stop_on_errors(sink)
     assert document is not None
     version = validate_document(document, sink)
@@ -64,7 +67,7 @@ def render_server(server: ir.Server, spec_file: str, sink: DiagnosticSink) -> Fi
 def generate(spec: Path, options: GenerateOptions, sink: DiagnosticSink) -> WriteReport:
     """The whole pipeline. Raises `Aborted` (nothing written) when a stage before writing
     reports an error; refusals to overwrite come back in the report (and the sink)."""
-    server = build(spec, sink, options.namespace)
+    server = build(spec, sink, options.namespace, options.root)
     output = options.output or Path(server.distribution)
     spec_file = Path(os.path.relpath(spec.absolute(), output.absolute())).as_posix()
     tree = render_server(server, spec_file, sink)

@@ -6,8 +6,9 @@ import copy
 from collections.abc import Iterator
 
 import pytest
-from mcpmint.runtime.catalog import Catalog, load_catalog
 from runtime_support import ENV, MODES, Recorder, catalog_data
+
+from mcpmint.runtime.catalog import Catalog, load_catalog
 
 
 @pytest.fixture

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
+
 from mcpmint.runtime.arguments import MAX_DEPTH, MAX_ERRORS, MAX_STRING, ArgumentValidator
 from mcpmint.runtime.catalog import Catalog
 

@@ -6,8 +6,9 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from mcpmint.runtime.catalog import CatalogError, load_catalog
 from runtime_support import catalog_data, one_tool_catalog, param
+
+from mcpmint.runtime.catalog import CatalogError, load_catalog
 
 
 def test_loads_the_documented_shape() -> None:

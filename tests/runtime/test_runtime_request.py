@@ -6,9 +6,10 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
+from runtime_support import BASE_URL, one_tool_catalog, param
+
 from mcpmint.runtime.catalog import Tool, load_catalog
 from mcpmint.runtime.request import ArgumentError, PreparedRequest, build_request
-from runtime_support import BASE_URL, one_tool_catalog, param
 
 COLOR_STRING = "blue"
 COLOR_ARRAY = ["blue", "black", "brown"]

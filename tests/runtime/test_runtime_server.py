@@ -16,11 +16,12 @@ import mcp_types as types
 import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
+from runtime_support import Recorder, catalog_data, json_body
+
 from mcpmint.runtime.catalog import Catalog, load_catalog
 from mcpmint.runtime.request import PreparedRequest
 from mcpmint.runtime.server import build_server
 from mcpmint.runtime.upstream import UpstreamClient, UpstreamError
-from runtime_support import Recorder, catalog_data, json_body
 
 pytestmark = pytest.mark.anyio
 

@@ -18,9 +18,10 @@ import uvicorn
 from anyio.streams.text import TextReceiveStream
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
+from runtime_support import Recorder, catalog_data
+
 from mcpmint.runtime.catalog import Catalog
 from mcpmint.runtime.server import build_server, http_app, main
-from runtime_support import Recorder, catalog_data
 
 pytestmark = pytest.mark.anyio
 
