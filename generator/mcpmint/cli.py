@@ -1,7 +1,8 @@
 """The `mcpmint` command line.
 
-Exit codes: 0 success; 1 output stale (`--check`) or a hand-edited file refused; 2 bad input;
-3 an internal error (a bug: please report it).
+Exit codes: 0 success; 1 output stale (`--check`), a hand-edited file refused, breaking
+tool-surface changes refused (`generate` without `--accept-breaking`) or breaking/review
+changes found (`diff`); 2 bad input; 3 an internal error (a bug: please report it).
 """
 
 from __future__ import annotations
@@ -16,6 +17,16 @@ import typer
 
 from . import __version__
 from .diagnostics import Aborted, DiagnosticSink
+from .lock import (
+    KINDS,
+    Change,
+    LockError,
+    diff_locks,
+    is_lock,
+    lock_document,
+    needs_attention,
+    parse_lock,
+)
 from .pipeline import GenerateOptions, build, generate
 from .render import tool_definition
 
@@ -102,14 +113,48 @@ def generate_command(
         bool, typer.Option("--force", help="Overwrite generated files edited by hand.")
     ] = False,
     root: RootOption = None,
+    accept_breaking: Annotated[
+        bool,
+        typer.Option(
+            "--accept-breaking",
+            help="Write even when the tool surface has breaking changes (removed or renamed "
+            "tools, removed or newly required arguments, narrowed types, removed output fields).",
+        ),
+    ] = False,
 ) -> None:
-    """Generate (or regenerate) an MCP server package from SPEC."""
+    """Generate (or regenerate) an MCP server package from SPEC.
+
+    Every run compares the new tool surface with the output's tools.lock.json and prints the
+    changes, classified as breaking, review or additive. Breaking changes are refused (exit 1,
+    nothing written) unless --accept-breaking is given. Exit codes: 0 written or up to date;
+    1 stale (--check), a hand-edited file refused or breaking changes refused; 2 bad input.
+    """
     namespace = _valid_namespace(namespace)
 
     def run(sink: DiagnosticSink) -> None:
-        report = generate(spec, GenerateOptions(output, namespace, check, force, root), sink)
+        options = GenerateOptions(output, namespace, check, force, root, accept_breaking)
+        report = generate(spec, options, sink)
         out = report.output
+        if report.quick:
+            typer.echo(f"{out}: up to date (inputs unchanged)")
+            return
         _print_diagnostics(sink)
+        if report.lock_changes:
+            typer.echo(f"tool surface changes ({out}/tools.lock.json):")
+            _print_changes(report.lock_changes)
+        if report.blocked:
+            breaking = [c for c in report.lock_changes if c.kind == "breaking"]
+            typer.echo(
+                f"error: refusing to write {out}: {len(breaking)} breaking change(s) to the tool "
+                "surface: " + "; ".join(f"{c.tool}: {c.what} ({c.detail})" for c in breaking),
+                err=True,
+            )
+            typer.echo(
+                "    hint: clients and prompts that use these tools will break; review the "
+                "changes, then pass --accept-breaking to write them",
+                err=True,
+            )
+            raise typer.Exit(EXIT_STALE)
         for path, diff in report.diffs.items():
             typer.echo(f"--- hand edits in {path}:\n{diff}", err=True)
         if report.refused:
@@ -185,6 +230,74 @@ def tools_command(
                 f"{row['method']} {row['path']}"
             )
         typer.echo(f"{summary['tools']} tools; tools/list is {total} bytes, ~{total // 4} tokens")
+
+    _guard(run)
+
+
+def _print_changes(changes: list[Change]) -> None:
+    for kind in KINDS:
+        group = [change for change in changes if change.kind == kind]
+        if group:
+            typer.echo(f"  {kind} ({len(group)}):")
+            for change in group:
+                typer.echo(f"    {change.tool}: {change.what}: {change.detail}")
+
+
+def _surface(path: Path, sink: DiagnosticSink, namespace: str | None, root: Path | None) -> Any:
+    """A lock document from a `tools.lock.json` file, or built in memory from a spec."""
+    if path.suffix == ".json" and path.is_file():
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, ValueError):
+            data = None
+        if is_lock(data):
+            try:
+                return parse_lock(path.read_text(encoding="utf-8"))
+            except LockError as exc:
+                typer.echo(f"{path}: error: {exc}", err=True)
+                raise typer.Exit(EXIT_BAD_INPUT) from None
+    return lock_document(build(path, sink, namespace, root))
+
+
+@app.command("diff")
+def diff_command(
+    old: Annotated[
+        Path, typer.Argument(help="The old spec or tools.lock.json.", show_default=False)
+    ],
+    new: Annotated[
+        Path, typer.Argument(help="The new spec or tools.lock.json.", show_default=False)
+    ],
+    namespace: NamespaceOption = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+    root: RootOption = None,
+) -> None:
+    """Compare the tool surfaces of OLD and NEW (specs or tools.lock.json files).
+
+    Prints every change, grouped as breaking, review or additive. Exit codes: 0 no changes or
+    additive ones only; 1 breaking or review changes; 2 bad input. Writes nothing.
+    """
+    namespace = _valid_namespace(namespace)
+
+    def run(sink: DiagnosticSink) -> None:
+        before = _surface(old, sink, namespace, root)
+        after = _surface(new, sink, namespace, root)
+        _print_diagnostics(sink)
+        changes = diff_locks(before, after)
+        counts = {kind: sum(1 for c in changes if c.kind == kind) for kind in KINDS}
+        if as_json:
+            document = {
+                "summary": counts,
+                "hash": {"old": before.get("hash"), "new": after.get("hash")},
+                "changes": [change.to_json() for change in changes],
+            }
+            typer.echo(json.dumps(document, indent=2, sort_keys=True))
+        elif changes:
+            _print_changes(changes)
+            typer.echo(", ".join(f"{counts[kind]} {kind}" for kind in KINDS))
+        else:
+            typer.echo("no changes to the tool surface")
+        if needs_attention(changes):
+            raise typer.Exit(EXIT_STALE)
 
     _guard(run)
 

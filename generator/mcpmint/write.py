@@ -18,8 +18,10 @@ import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 from .diagnostics import DiagnosticSink
+from .lock import Change
 from .render import FileTree
 
 MANIFEST = ".mcpmint/manifest.json"
@@ -34,6 +36,9 @@ class WriteReport:
     refused: list[str] = field(default_factory=list)
     diffs: dict[str, str] = field(default_factory=dict)
     output: Path | None = None
+    lock_changes: list[Change] = field(default_factory=list)  # against the previous lock
+    blocked: bool = False  # breaking changes without acceptance: nothing was written
+    quick: bool = False  # `check` answered from the inputs fingerprint alone
 
     @property
     def changed(self) -> bool:
@@ -75,13 +80,65 @@ def _read_manifest(out: Path, sink: DiagnosticSink) -> dict[str, str] | None:
         return None
 
 
-def manifest_text(generated: Mapping[str, str]) -> str:
+def manifest_text(generated: Mapping[str, str], inputs: Mapping[str, Any] | None = None) -> str:
     files = {path: sha256(text) for path, text in sorted(generated.items())}
-    return json.dumps({"generator": "mcpmint", "files": files}, indent=2, sort_keys=True) + "\n"
+    data: dict[str, Any] = {"generator": "mcpmint", "files": files}
+    if inputs is not None:
+        data["inputs"] = dict(inputs)
+    return json.dumps(data, indent=2, sort_keys=True) + "\n"
+
+
+def inputs_fingerprint(
+    spec: str, files: Mapping[str, str], options: Mapping[str, Any], version: str
+) -> dict[str, Any]:
+    """What a run read and how it was asked: `spec` and the keys of `files` are POSIX paths
+    relative to the output folder, `files` maps them to the sha256 of their bytes."""
+    data: dict[str, Any] = {
+        "spec": spec,
+        "files": dict(sorted(files.items())),
+        "options": dict(sorted(options.items())),
+        "mcpmint": version,
+    }
+    canonical = json.dumps(data, sort_keys=True, separators=(",", ":"))
+    data["fingerprint"] = hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+    return data
+
+
+def file_sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def quick_up_to_date(out: Path, spec: str, options: Mapping[str, Any], version: str) -> bool:
+    """True when `out` was generated from exactly these inputs and no generated file changed
+    since: the inputs fingerprint is recomputed by hashing the input files only (nothing is
+    loaded, validated or rendered). False means "unknown": run the whole pipeline."""
+    try:
+        data = json.loads((out / MANIFEST).read_text(encoding="utf-8"))
+        recorded = data["inputs"]
+        files = data["files"]
+        if recorded["spec"] != spec or not isinstance(files, dict):
+            return False
+        hashes = {path: file_sha256(out / path) for path in recorded["files"]}
+        if inputs_fingerprint(spec, hashes, options, version) != recorded:
+            return False
+        for path, digest in files.items():
+            target = out / path
+            if not _safe_relative(path) or target.is_symlink():
+                return False
+            if file_sha256(target) != digest:
+                return False
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+    return True
 
 
 def plan(
-    tree: FileTree, out: Path, *, force: bool, sink: DiagnosticSink
+    tree: FileTree,
+    out: Path,
+    *,
+    force: bool,
+    sink: DiagnosticSink,
+    inputs: Mapping[str, Any] | None = None,
 ) -> tuple[dict[str, str], list[str], WriteReport]:
     """Decide what to write and remove; report refusals as errors in `sink`."""
     report = WriteReport()
@@ -94,7 +151,7 @@ def plan(
             sink.error(path, "refusing to write outside the output folder")
             return {}, [], report
     root = out.resolve() if out.exists() else out.absolute()
-    generated = {**tree.generated, MANIFEST: manifest_text(tree.generated)}
+    generated = {**tree.generated, MANIFEST: manifest_text(tree.generated, inputs)}
     for path, text in sorted(generated.items()):
         target = out / path
         if out.exists() and _escapes(target, root):
@@ -157,14 +214,16 @@ def write_tree(
     check: bool = False,
     force: bool = False,
     sink: DiagnosticSink,
+    inputs: Mapping[str, Any] | None = None,
     _fault: Callable[[str], None] | None = None,
 ) -> WriteReport:
     """Bring `out` in line with `tree`. With `check`, only report what would change.
 
+    `inputs` (see `inputs_fingerprint`) is recorded in the manifest for quick checks.
     `_fault` is called before each file is put in place; tests use it to inject a failure in
     the middle of a run.
     """
-    writes, removals, report = plan(tree, out, force=force, sink=sink)
+    writes, removals, report = plan(tree, out, force=force, sink=sink, inputs=inputs)
     if check or sink.has_errors:
         return report
     if not writes and not removals:
