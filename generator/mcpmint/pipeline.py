@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import __version__, ir
+from . import ir
 from .cases import build_cases
 from .diagnostics import Aborted, DiagnosticSink
 from .format import format_tree
@@ -20,6 +20,7 @@ from .load import load_document
 from .lock import LOCK_FILE, LockError, diff_locks, has_breaking, lock_text, parse_lock
 from .models import models_source
 from .render import FileTree, RenderInputs, render
+from .resources import generator_identity
 from .validate import validate_document
 from .write import WriteReport, file_sha256, inputs_fingerprint, quick_up_to_date, write_tree
 
@@ -91,7 +92,7 @@ def up_to_date(spec: Path, options: GenerateOptions) -> bool:
     if options.output is None:
         return False
     return quick_up_to_date(
-        options.output, _relative(spec, options.output), _options(options), __version__
+        options.output, _relative(spec, options.output), _options(options), generator_identity()
     )
 
 
@@ -137,7 +138,7 @@ def generate(spec: Path, options: GenerateOptions, sink: DiagnosticSink) -> Writ
         spec_file,
         {_relative(path, output): file_sha256(path) for path in files},
         _options(options),
-        __version__,
+        generator_identity(),
     )
     report = write_tree(
         tree, output, check=options.check, force=options.force, sink=sink, inputs=inputs

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import hashlib
 from pathlib import Path
 
 _PACKAGE = Path(__file__).resolve().parent
@@ -17,3 +19,21 @@ def templates_dir() -> Path:
 
 def runtime_dir() -> Path:
     return _PACKAGE / "runtime"
+
+
+@functools.cache
+def generator_identity() -> str:
+    """The version plus a digest of mcpmint's own code and templates.
+
+    Recorded with every generated tree, so a changed generator (even a development checkout
+    without a version bump) never passes for the one that wrote the tree.
+    """
+    from . import __version__
+
+    digest = hashlib.sha256()
+    roots = [_PACKAGE, templates_dir()]
+    for root in roots:
+        for path in sorted(p for p in root.rglob("*") if p.is_file() and p.suffix != ".pyc"):
+            digest.update(path.relative_to(root).as_posix().encode("utf-8") + b"\0")
+            digest.update(path.read_bytes())
+    return f"{__version__}+{digest.hexdigest()[:16]}"
