@@ -1,13 +1,16 @@
 """End to end: petstore-plus generated, installed in a fresh virtual environment, its own
 checks and tests run there, then served over stdio and streamable HTTP against a real Prism
-mock of the same spec, which rejects any request that does not match the spec.
+mock of the same spec, which rejects any request that does not match the spec. The client
+confirms every write through elicitation; the MCP Inspector, which cannot, is refused.
 """
 
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +18,7 @@ import httpx2
 import mcp_types as types
 import pytest
 from mcp import Client, StdioServerParameters
+from mcp.client import ClientRequestContext
 from mcp.client.streamable_http import streamable_http_client
 
 from mcpmint.diagnostics import DiagnosticSink
@@ -87,14 +91,32 @@ def test_generated_package_meets_our_bar(installed: Installed, command: list[str
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
 
 
-async def call_every_tool(client: Client, cases: dict[str, Any]) -> dict[str, str]:
+class User:
+    """Confirms every question and remembers them (the first line names the tool)."""
+
+    def __init__(self) -> None:
+        self.asked: list[str] = []
+
+    async def __call__(
+        self, context: ClientRequestContext, params: types.ElicitRequestParams
+    ) -> types.ElicitResult | types.ErrorData:
+        self.asked.append(params.message)
+        return types.ElicitResult(action="accept", content={"confirm": True})
+
+
+async def call_every_tool(client: Client, user: User, cases: dict[str, Any]) -> dict[str, str]:
     listed = {tool.name for tool in (await client.list_tools()).tools}
     assert set(cases["calls"]) <= listed
     failures = {}
     for name, case in sorted(cases["calls"].items()):
+        before = len(user.asked)
         result = await client.call_tool(name, case["arguments"])
         if result.is_error:
             failures[name] = text_of(result)
+        confirmed = name in cases["confirmationRequired"]
+        assert len(user.asked) - before == (1 if confirmed else 0), name
+        if confirmed:
+            assert user.asked[-1].startswith(f"Confirm {name}"), user.asked[-1]
     return failures
 
 
@@ -106,9 +128,11 @@ async def test_every_tool_called_over_stdio_is_accepted_by_prism(
         args=["-m", "petstore_mcp"],
         env=server_env(installed, upstream),
     )
-    async with Client(params) as client:
-        failures = await call_every_tool(client, installed.cases)
+    user = User()
+    async with Client(params, elicitation_callback=user) as client:
+        failures = await call_every_tool(client, user, installed.cases)
     assert len(installed.cases["calls"]) == 8
+    assert len(user.asked) == len(installed.cases["confirmationRequired"]) >= 3
     assert failures == {}
 
 
@@ -128,8 +152,10 @@ async def test_every_tool_called_over_streamable_http_is_accepted_by_prism(
     with serving(command, port, server_env(installed, upstream)):
         async with httpx2.AsyncClient(timeout=30) as http:
             transport = streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=http)
-            async with Client(transport) as client:
-                failures = await call_every_tool(client, installed.cases)
+            user = User()
+            async with Client(transport, elicitation_callback=user) as client:
+                failures = await call_every_tool(client, user, installed.cases)
+    assert len(user.asked) == len(installed.cases["confirmationRequired"])
     assert failures == {}
 
 
@@ -155,3 +181,68 @@ def test_mcp_inspector_lists_the_tools_strictly(installed: Installed, tmp_path: 
         t["name"] for t in installed.cases["toolsList"]
     )
     assert "warn" not in done.stderr.lower(), done.stderr
+
+
+@dataclass
+class Recording:
+    url: str
+    requests: list[str]
+
+
+@pytest.fixture
+def recording_upstream() -> Iterator[Recording]:
+    """A loopback HTTP server that answers 200 and records every request it receives."""
+    seen: list[str] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def _any(self) -> None:
+            seen.append(f"{self.command} {self.path}")
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.end_headers()
+            self.wfile.write(b"{}")
+
+        do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _any
+
+        def log_message(self, format: str, *args: Any) -> None:
+            return
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield Recording(f"http://127.0.0.1:{httpd.server_address[1]}/v2", seen)
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+def test_mcp_inspector_cannot_confirm_so_a_destructive_call_is_refused(
+    installed: Installed, recording_upstream: Recording, tmp_path: Path
+) -> None:
+    env = clean_env(MCP_CATALOG_PATH=str(tmp_path / "catalog.json"))
+    # The Inspector starts the server with a minimal environment: settings go through `-e`.
+    settings = {
+        "PETSTORE_BASE_URL": recording_upstream.url,
+        "PETSTORE_API_KEY_AUTH": "k-secret-value",
+        "PETSTORE_BEARER_AUTH": "bearer-secret-value",
+        "PETSTORE_OAUTH2_ACCESS_TOKEN": "oauth-secret-value",
+    }
+    server_env = [arg for k, v in settings.items() for arg in ("-e", f"{k}={v}")]
+
+    def inspector(*call: str) -> Any:
+        command = [str(node_tool("mcp-inspector")), "--cli", *server_env, "--method", "tools/call"]
+        command += [*call, "--", str(installed.python), "-m", "petstore_mcp"]
+        return run(command, env=env)
+
+    refused = inspector("--tool-name", "petstore_delete_pet", "--tool-arg", "petId=42")
+    output = refused.stdout + refused.stderr
+    assert refused.returncode != 0, output[-3000:]
+    assert "confirmation" in output and "Nothing was sent" in output, output[-3000:]
+    assert "Traceback" not in output
+    assert "secret-value" not in output
+    assert recording_upstream.requests == []
+    # The same server and upstream do answer a read-only call: the refusal is the confirmation.
+    allowed = inspector("--tool-name", "petstore_get_pet", "--tool-arg", "petId=42")
+    assert allowed.returncode == 0, (allowed.stdout + allowed.stderr)[-3000:]
+    assert recording_upstream.requests == ["GET /v2/pets/42"]

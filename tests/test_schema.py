@@ -17,6 +17,7 @@ import yaml
 from jsonschema import Draft202012Validator  # type: ignore[import-untyped, unused-ignore]
 
 from mcpmint import refs
+from mcpmint.compact import inline_defs
 from mcpmint.diagnostics import DiagnosticSink, Level
 from mcpmint.runtime.results import OutputValidator
 from mcpmint.schema import MAX_BRANCHES, MAX_DEPTH, Mode, SchemaConverter
@@ -56,6 +57,17 @@ def _convert(
     Draft202012Validator.check_schema(result)
     assert _type_lists(result) == [], "finish leaves no type list"
     return result, sink
+
+
+def _unhoisted(result: Mapping[str, Any], cyclic: set[str]) -> dict[str, Any]:
+    """`result` with the `$defs` compaction hoisted put back in place: the tree as converted.
+
+    `finish` hoists repeated subschemas into `$defs` (see `mcpmint.compact`); tests that look
+    at the converted structure read it here, while validity is checked on `result` itself.
+    `cyclic` names the converter's own `$defs` (reference cycles), which stay.
+    """
+    assert cyclic <= set(result.get("$defs", {}))
+    return inline_defs(result, set(result.get("$defs", {})) - cyclic)
 
 
 def _one(schema: Any, mode: Mode = "input", openapi: tuple[int, int] = (3, 0)) -> dict[str, Any]:
@@ -663,7 +675,7 @@ def test_type_lists_are_split_in_properties_items_and_defs() -> None:
             {"type": "null"},
         ]
     }
-    assert result == {**node, "$defs": {"Node": node}}
+    assert _unhoisted(result, {"Node"}) == {**node, "$defs": {"Node": node}}
     assert _valid(result, None)
     assert _valid(result, {"label": None, "tags": None, "next": None})
     assert _valid(result, {"tags": [None, "x"], "next": {"label": "abc", "next": {}}})
@@ -1251,8 +1263,9 @@ def test_petstore_plus_create_pet_body_is_strict_with_bounded_cycles(
     petstore_plus: dict[str, Any],
 ) -> None:
     body = "#/paths/~1pets/post/requestBody/content/application~1json/schema"
-    result, sink = _convert(petstore_plus, body)
+    compacted, sink = _convert(petstore_plus, body)
     assert list(sink) == []
+    result = _unhoisted(compacted, {"Owner", "Pet"})
     assert result["required"] == ["name"]
     assert result["additionalProperties"] is False
     assert result["properties"]["tag"] == {"anyOf": [{"type": "string"}, {"type": "null"}]}
@@ -1288,8 +1301,9 @@ def test_petstore_plus_category_self_cycle(petstore_plus: dict[str, Any]) -> Non
 def test_petstore_plus_pet_output_is_faithful_and_conform_fixes_what_a_mock_returns(
     petstore_plus: dict[str, Any],
 ) -> None:
-    result, sink = _convert(petstore_plus, "#/components/schemas/Pet", mode="output")
+    compacted, sink = _convert(petstore_plus, "#/components/schemas/Pet", mode="output")
     assert list(sink) == []
+    result = _unhoisted(compacted, {"Owner", "Pet"})
     assert result["type"] == "object"
     assert "required" not in result
     assert "additionalProperties" not in result
@@ -1307,6 +1321,7 @@ def test_petstore_plus_pet_output_is_faithful_and_conform_fixes_what_a_mock_retu
     assert conformed == {"name": "string", "status": "string", "owner": {"pets": []}}
     assert removed == ["owner.pets[0]", "kind"]
     assert _valid(result, conformed)
+    assert OutputValidator(compacted).conform(mock) == (conformed, removed)
 
 
 # -- the big specs ---------------------------------------------------------------------------

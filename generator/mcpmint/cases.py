@@ -91,6 +91,7 @@ def build_cases(server: ir.Server, sink: DiagnosticSink) -> dict[str, Any]:
             url += ("&" if "?" in url else "?") + "&".join(query)
         calls[tool.name] = {
             "arguments": arguments,
+            "confirmation": tool.confirmation,
             "request": {
                 "method": prepared.method,
                 "url": url,
@@ -106,6 +107,10 @@ def build_cases(server: ir.Server, sink: DiagnosticSink) -> dict[str, Any]:
         "rejections": rejections,
         "unsampled": unsampled,
         "upstreamOrigin": _origin(base_url),
+        # Tools whose calls wait for the user's yes (docs/safety.md), among those with a call.
+        "confirmationRequired": sorted(
+            name for name in calls if calls[name]["confirmation"] == "required"
+        ),
     }
 
 

@@ -12,6 +12,11 @@ from typing import Any, Literal
 
 JsonSchema = dict[str, Any]
 ParameterLocation = Literal["path", "query", "header", "cookie"]
+# Which tools the user must confirm (docs/safety.md): a server-wide policy...
+ConfirmationPolicy = Literal["none", "destructive", "writes", "all"]
+# ...decided per tool by the generator, written to tools.json as "confirmation".
+Confirmation = Literal["required", "none"]
+CONFIRMATION_POLICIES: tuple[ConfirmationPolicy, ...] = ("none", "destructive", "writes", "all")
 
 
 @dataclass(frozen=True)
@@ -52,6 +57,17 @@ class Annotations:
     open_world: bool = True
 
 
+def confirmation_for(policy: ConfirmationPolicy, annotations: Annotations) -> Confirmation:
+    """Whether a tool with these (method-derived) annotations needs the user's confirmation."""
+    if policy == "all":
+        return "required"
+    if policy == "writes":
+        return "none" if annotations.read_only else "required"
+    if policy == "destructive":
+        return "required" if annotations.destructive else "none"
+    return "none"
+
+
 @dataclass(frozen=True)
 class SchemeUse:
     scheme: str
@@ -74,6 +90,7 @@ class Tool:
     security: tuple[tuple[SchemeUse, ...], ...]
     operation_id: str
     source: str  # JSON pointer of the operation
+    confirmation: Confirmation = "required"  # fail safe: a frontend that forgets asks the user
 
 
 @dataclass(frozen=True)

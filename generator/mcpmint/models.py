@@ -159,13 +159,42 @@ def _combined_schema(server: ir.Server) -> tuple[dict[str, Any], dict[str, tuple
 
 
 def _hoist(root: Mapping[str, Any], prefix: str, defs: dict[str, Any], taken: set[str]) -> Any:
+    """The structural form of `root`, its own `$defs` merged into the shared `defs`.
+
+    A local name keeps `prefix + name` when that global name is free or already holds the very
+    same structure; otherwise it gets `V2`, `V3`, ... Two roots can use one name for different
+    schemas (compaction names hoisted subschemas after the property they first occur at), and
+    renaming one entry changes the structure of those that refer to it, hence the loop.
+    """
     local_defs = root.get("$defs", {})
-    renames = {}
-    for name in local_defs:
-        wanted = f"{prefix}{name}"
-        renames[name] = wanted if wanted not in taken or wanted in defs else f"{wanted}Model"
-    for name, schema in local_defs.items():
-        defs.setdefault(renames[name], _structural(schema, renames))
+    renames = {name: f"{prefix}{name}" for name in local_defs}
+    for attempt in range(len(local_defs) + 2):
+        bodies = {name: _structural(schema, renames) for name, schema in local_defs.items()}
+        used = set(renames.values())
+        clashes = [
+            name
+            for name in local_defs
+            if renames[name] in taken
+            or (renames[name] in defs and defs[renames[name]] != bodies[name])
+        ]
+        if not clashes:
+            break
+        for name in clashes:
+            base, number = f"{prefix}{name}", 1
+            while True:
+                number += 1
+                wanted = f"{base}V{number}"
+                if wanted in used or wanted in taken:
+                    continue
+                if wanted not in defs or defs[wanted] == bodies[name]:
+                    break
+            used.discard(renames[name])
+            renames[name] = wanted
+            used.add(wanted)
+    else:  # pragma: no cover - the loop above always settles
+        raise RuntimeError("typed models: $defs names did not settle")
+    for name, body in bodies.items():
+        defs.setdefault(renames[name], body)
     return _structural({k: v for k, v in root.items() if k != "$defs"}, renames)
 
 

@@ -194,6 +194,7 @@ def _tool(tool: ir.Tool) -> dict[str, Any]:
         ],
         "output": {"wrap": tool.output_wrap},
         "meta": {"operationId": tool.operation_id, "source": tool.source},
+        "confirmation": tool.confirmation,
     }
 
 
@@ -233,6 +234,13 @@ def settings_rows(server: ir.Server) -> list[dict[str, str]]:
             ),
         }
     ]
+    rows.append(
+        {
+            "name": f"{server.env_prefix}_STATE_KEY",
+            "meaning": "key sealing confirmation state (at least 32 bytes); set the same value "
+            "on every replica behind one load balancer; default: a fresh key per process",
+        }
+    )
     roles: dict[str, Callable[[ir.SecurityScheme], str]] = {
         "value": lambda s: f"API key sent in {s.location} `{_markdown_cell(s.parameter)}`",
         "token": lambda s: "bearer token" if s.type == "http" else "OAuth2 access token",
@@ -269,7 +277,8 @@ def _reference_row(tool: ir.Tool) -> dict[str, str]:
         "name": tool.name,
         "method": tool.request.method,
         "path": _markdown_cell(tool.request.path),
-        "annotations": ", ".join(hints) or "writes",
+        "annotations": (", ".join(hints) or "writes")
+        + ("; asks for confirmation" if tool.confirmation == "required" else ""),
         "credentials": _markdown_cell(credentials or "none"),
     }
 

@@ -29,6 +29,7 @@ from jsonschema import Draft202012Validator  # type: ignore[import-untyped, unus
 from referencing.exceptions import Unresolvable
 
 from mcpmint import refs
+from mcpmint.compact import compact
 from mcpmint.diagnostics import DiagnosticSink
 
 __all__ = ["MAX_BRANCHES", "MAX_DEPTH", "Mode", "SchemaConverter", "SchemaRoot"]
@@ -173,7 +174,7 @@ class SchemaRoot:
             merged = {**result.get("$defs", {}), **defs}
             result["$defs"] = {name: merged[name] for name in sorted(merged)}
         split: dict[str, Any] = _split_type_lists(result)
-        return split
+        return compact(split)
 
 
 class _RefGraph:

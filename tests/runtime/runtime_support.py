@@ -7,6 +7,8 @@ from collections.abc import Callable
 from typing import Any
 
 import httpx2
+import mcp_types as types
+from mcp.client import ClientRequestContext
 
 BASE_URL = "https://api.example.com/v1"
 TOKEN_URL = "https://auth.example.com/oauth/token"
@@ -85,6 +87,7 @@ def _tool(
         "security": security or [],
         "output": {"wrap": wrap},
         "meta": {"operationId": name, "source": f"#/paths/{path}"},
+        "confirmation": "none" if read_only else "required",
     }
 
 
@@ -291,6 +294,26 @@ class Recorder:
     def target(self) -> str:
         """The request target (raw path and query) of the last request, exactly as sent."""
         return self.last.url.raw_path.decode("ascii")
+
+
+class Answer:
+    """An elicitation callback that answers every question the same way and records them."""
+
+    def __init__(self, action: str = "accept", confirm: object = True) -> None:
+        self.action = action
+        self.confirm = confirm
+        self.asked: list[types.ElicitRequestParams] = []
+
+    async def __call__(
+        self, context: ClientRequestContext, params: types.ElicitRequestParams
+    ) -> types.ElicitResult | types.ErrorData:
+        self.asked.append(params)
+        content = None if self.confirm is None else {"confirm": self.confirm}
+        return types.ElicitResult(action=self.action, content=content)  # type: ignore[arg-type]
+
+    @property
+    def messages(self) -> list[str]:
+        return [p.message for p in self.asked]
 
 
 def json_body(request: httpx2.Request) -> Any:

@@ -16,7 +16,7 @@ import mcp_types as types
 import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
-from runtime_support import Recorder, catalog_data, json_body
+from runtime_support import Answer, Recorder, catalog_data, json_body
 
 from mcpmint.runtime.catalog import Catalog, load_catalog
 from mcpmint.runtime.request import PreparedRequest
@@ -30,8 +30,9 @@ pytestmark = pytest.mark.anyio
 async def connect(
     catalog: Catalog, upstream: Recorder, env: dict[str, str], mode: str
 ) -> AsyncIterator[Client]:
+    # Writes need the user's confirmation (test_runtime_confirm.py): this user always agrees.
     server = build_server(catalog, transport=upstream.transport, environ=env)
-    async with Client(server, mode=mode) as client:
+    async with Client(server, mode=mode, elicitation_callback=Answer()) as client:
         yield client
 
 

@@ -36,6 +36,8 @@ _SUPPORTED_BODY_MEDIA = ("application/x-www-form-urlencoded", "text/plain")
 class BuildOptions:
     namespace: str | None = None
     max_tool_name: int = naming.DEFAULT_MAX_TOOL_NAME
+    # Which tools ask the user before acting (docs/safety.md); from mcpmint.yaml later.
+    confirmation: ir.ConfirmationPolicy = "writes"
 
 
 @dataclass
@@ -53,13 +55,10 @@ def build_server(
     doc: RawDocument, version: SpecVersion, options: BuildOptions, sink: DiagnosticSink
 ) -> ir.Server | None:
     """Build the IR of a server from an OpenAPI 3.x document; None when nothing usable."""
-    if version.family != "openapi":
-        sink.error(
-            doc.locate("#/swagger"),
-            "Swagger 2.0 documents are not supported yet",
-            "convert it to OpenAPI 3 (for example with swagger2openapi) and generate from that",
-        )
-        return None
+    if version.family == "swagger":  # converted to the 3.0 shape, then built as 3.0
+        from .swagger2 import as_openapi3
+
+        doc, version = as_openapi3(doc, sink)
     return _Builder(doc, version, options, sink).build()
 
 
@@ -385,6 +384,7 @@ class _Builder:
             security=self.security(operation, op.pointer, known_schemes),
             operation_id=str(operation.get("operationId") or ""),
             source=op.pointer,
+            confirmation=ir.confirmation_for(self.options.confirmation, annotations),
         )
 
     def parameters(

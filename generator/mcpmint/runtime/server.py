@@ -1,8 +1,8 @@
 """The MCP server of a generated package, on the SDK's low-level `Server`.
 
 A call goes: validate arguments, resolve the base URL, choose credentials, build the request,
-add credentials, send, map the response. Every step before sending can fail, and when one does
-nothing has left the process.
+ask the user to confirm (tools whose confirmation is required), add credentials, send, map the
+response. Every step before sending can fail, and when one does nothing has left the process.
 """
 
 from __future__ import annotations
@@ -20,23 +20,31 @@ import anyio
 import httpx2
 import mcp_types as types
 from mcp.server import Server, ServerRequestContext
+from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
 from starlette.applications import Starlette
 
 from .arguments import ArgumentValidator
 from .catalog import Catalog, Tool
+from .confirm import Confirmer, describe
 from .credentials import CredentialError, Credentials
 from .redaction import redact
 from .request import ArgumentError, PreparedRequest, build_request, split_base_url
 from .results import OutputValidator, error_result, upstream_result
 from .upstream import UpstreamClient, UpstreamError, UpstreamResponse, resolve_base_url
 
-__all__ = ["build_server", "http_app", "main"]
+__all__ = ["ConfigurationError", "build_server", "http_app", "main", "state_security"]
 
 logger = logging.getLogger(__name__)
 
 _LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
+STATE_TTL_SECONDS = 600.0
+MIN_STATE_KEY_BYTES = 32
+
+
+class ConfigurationError(ValueError):
+    """A run-time setting is unusable; the message names the variable, never its value."""
 
 
 def build_server(
@@ -50,11 +58,16 @@ def build_server(
     Args:
         catalog: the loaded `tools.json`.
         transport: the upstream HTTP transport (tests pass an `httpx2.MockTransport`).
-        environ: where base URL and credential variables are read; `os.environ` by default.
+        environ: where base URL, credential and state-key variables are read; `os.environ`
+            by default.
+
+    Raises:
+        ConfigurationError: `<PREFIX>_STATE_KEY` is set but too short.
     """
-    runtime = _Runtime(catalog, transport, os.environ if environ is None else environ)
+    environ = os.environ if environ is None else environ
+    runtime = _Runtime(catalog, transport, environ)
     info = catalog.server
-    return Server(
+    server: Server[dict[str, Any]] = Server(
         info.name,
         version=info.version,
         title=info.title or None,
@@ -64,6 +77,26 @@ def build_server(
         on_list_tools=runtime.list_tools,
         on_call_tool=runtime.call_tool,
     )
+    # 2026-07-28 confirmations travel in `request_state`, which the client echoes: the boundary
+    # seals it (AES-GCM) and binds it to the tool, its arguments and the caller.
+    server.middleware.append(
+        RequestStateBoundary(state_security(catalog, environ), default_audience=info.name)
+    )
+    return server
+
+
+def state_security(catalog: Catalog, environ: Mapping[str, str]) -> RequestStateSecurity:
+    """A key shared through `<PREFIX>_STATE_KEY` (replicas behind one URL), else a fresh one."""
+    variable = f"{catalog.server.env_prefix}_STATE_KEY"
+    key = environ.get(variable, "")
+    if not key:
+        return RequestStateSecurity.ephemeral(ttl=STATE_TTL_SECONDS)
+    if len(key.encode()) < MIN_STATE_KEY_BYTES:
+        raise ConfigurationError(
+            f"{variable} must hold at least {MIN_STATE_KEY_BYTES} bytes of secret randomness "
+            "(for example the output of: python -c 'import secrets; print(secrets.token_hex(32))')"
+        )
+    return RequestStateSecurity(keys=[key], ttl=STATE_TTL_SECONDS)
 
 
 def http_app(server: Server[Any], *, host: str = "127.0.0.1") -> Starlette:
@@ -103,7 +136,11 @@ def main(catalog: Catalog, argv: list[str] | None = None) -> int:
             return 2
         if not 0 <= args.port <= 65535:
             parser.error(f"invalid port {args.port}")
-    server = build_server(catalog)
+    try:
+        server = build_server(catalog)
+    except ConfigurationError as exc:
+        print(f"{parser.prog}: {exc}", file=sys.stderr)
+        return 2
     if args.transport == "stdio":
         anyio.run(_serve_stdio, server)
         return 0
@@ -149,6 +186,7 @@ class _Runtime:
             for tool in catalog.tools
         }
         self._credentials = Credentials(catalog, environ)
+        self._confirmer = Confirmer(ttl=STATE_TTL_SECONDS)
         info = catalog.server
         self._upstream = UpstreamClient(
             catalog.upstream,
@@ -182,13 +220,13 @@ class _Runtime:
 
     async def call_tool(
         self, ctx: ServerRequestContext[dict[str, Any]], params: types.CallToolRequestParams
-    ) -> types.CallToolResult:
+    ) -> types.CallToolResult | types.InputRequiredResult:
         tool = self._tools.get(params.name)
         if tool is None:
             raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {params.name}")
         arguments: object = {} if params.arguments is None else params.arguments
         try:
-            return await self._call(tool, arguments)
+            return await self._call(ctx, params, tool, arguments)
         except Exception as exc:
             # Details stay in the log: an exception text could hold a secret or a response.
             logger.exception("tool %s failed", tool.name)
@@ -197,7 +235,13 @@ class _Runtime:
                 "may not have reached the upstream API."
             )
 
-    async def _call(self, tool: Tool, arguments: object) -> types.CallToolResult:
+    async def _call(
+        self,
+        ctx: ServerRequestContext[dict[str, Any]],
+        params: types.CallToolRequestParams,
+        tool: Tool,
+        arguments: object,
+    ) -> types.CallToolResult | types.InputRequiredResult:
         problems = self._arguments[tool.name].errors(arguments)
         if problems or not isinstance(arguments, Mapping):
             listed = "\n".join(f"- {p}" for p in problems)
@@ -206,11 +250,27 @@ class _Runtime:
             base_url = resolve_base_url(self._catalog, self._environ)
             plan = self._credentials.select(tool)
             request = build_request(tool, arguments, base_url)
-            request = await self._credentials.apply(plan, request, base_url, self._send)
         except ArgumentError as exc:
             return error_result(
                 f"Invalid argument {exc.argument}: {exc.message}. Nothing was sent."
             )
+        except (UpstreamError, CredentialError) as exc:
+            return error_result(redact(str(exc), self._credentials.secrets()))
+        if tool.needs_confirmation:
+            message = describe(
+                tool,
+                request,
+                arguments,
+                catalog=self._catalog,
+                plan=plan,
+                secrets=self._credentials.secrets(),
+            )
+            refusal = await self._confirmer.confirm(ctx, params, tool, arguments, message)
+            if refusal is not None:
+                logger.info("tool %s: not confirmed, nothing sent", tool.name)
+                return refusal
+        try:
+            request = await self._credentials.apply(plan, request, base_url, self._send)
         except (UpstreamError, CredentialError) as exc:
             return error_result(redact(str(exc), self._credentials.secrets()))
         secrets = self._credentials.secrets()

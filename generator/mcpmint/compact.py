@@ -1,0 +1,348 @@
+"""Compaction of a finished JSON Schema root: the same meaning in fewer bytes.
+
+Called once at the end of `SchemaRoot.finish`, on the schema exactly as clients will read it,
+so it cannot change what the schema means (earlier, reference-level attempts lost `readOnly`
+removal and `$ref` siblings). Two passes, done together in one walk:
+
+- Redundant keywords are dropped: a `description` that repeats the same schema's `title`, and
+  `properties: {}` below the root (it constrains nothing; the root keeps it, because clients
+  expect a tool's input object to declare its properties).
+- Repeated subschemas are hoisted: a subschema of at least `min_bytes` bytes of JSON that occurs
+  two or more times in the root goes into the root's `$defs` once, and each occurrence becomes
+  `{"$ref": "#/$defs/<Name>"}`. In JSON Schema 2020-12 a `$ref` with no siblings means exactly
+  its target, and every `$ref` we emit is relative to the root, so moving a subschema that
+  contains one keeps it valid. The root itself and existing `$defs` entries are never replaced.
+
+Identical means identical as canonical JSON (sorted keys, `1` and `1.0` and `true` distinct).
+Every distinct subschema gets an integer id bottom-up, once (hash-consing), so nothing is
+re-serialised. Which subschemas to hoist is decided largest first: a subschema's number of
+occurrences is the sum over its parents of (its occurrences in the parent) times (the parent's
+occurrences, or one once the parent is hoisted), and a parent is always larger than its
+children, so one pass in order of size gives the same answer as hoisting the largest and
+counting again until nothing is left. Compacting a compacted root changes nothing.
+
+Names are readable and deterministic: the subschema's `title`, else the property (plus `Item`,
+`Value`, `Option` for what is below it) where it first occurs, in PascalCase; `_2`, `_3` on a
+clash with existing or earlier names.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from typing import Any, Final
+
+__all__ = ["HOIST_MIN_BYTES", "compact", "inline_defs"]
+
+HOIST_MIN_BYTES: Final = 120
+
+_SINGLE: Final = frozenset(
+    [
+        "items",
+        "additionalProperties",
+        "unevaluatedProperties",
+        "unevaluatedItems",
+        "not",
+        "if",
+        "then",
+        "else",
+        "contains",
+        "propertyNames",
+        "contentSchema",
+        "additionalItems",
+    ]
+)
+_LISTS: Final = frozenset(["allOf", "anyOf", "oneOf", "prefixItems"])
+_MAPS: Final = frozenset(["properties", "patternProperties", "dependentSchemas"])
+_DEFS_PREFIX: Final = "#/$defs/"
+_SUFFIX: Final = {
+    "items": "Item",
+    "prefixItems": "Item",
+    "additionalProperties": "Value",
+    "patternProperties": "Value",
+    "unevaluatedProperties": "Value",
+    "anyOf": "Option",
+    "oneOf": "Option",
+}
+_NAME_LENGTH: Final = 60
+
+
+def compact(root: Mapping[str, Any], *, min_bytes: int = HOIST_MIN_BYTES) -> dict[str, Any]:
+    """`root` with redundant keywords dropped and repeated subschemas moved into `$defs`.
+
+    Pure: `root` is not modified; unchanged parts of the result may share objects with it.
+    """
+    return _Compactor(min_bytes).run(root)
+
+
+class _Compactor:
+    def __init__(self, min_bytes: int) -> None:
+        self._min_bytes = min_bytes
+        self._ids: dict[tuple[Any, ...], int] = {}
+        self._memo: dict[tuple[int, bool], int] = {}  # (id(object), is schema) -> node id
+        self._keep: list[Any] = []  # keeps memoised objects alive, so ids are not reused
+        self._size: list[int] = []
+        self._obj: list[Any] = []  # a representative object of each node id
+        self._pairs: list[tuple[tuple[str, int], ...] | None] = []  # kept (key, child) pairs
+        self._kids: list[tuple[int, ...]] = []  # schema children, with multiplicity
+        self._key_sizes: dict[str, int] = {}
+        self._names: dict[int, str] = {}
+        self._built: dict[int, Any] = {}
+
+    # -- ids ------------------------------------------------------------------------------
+
+    def _new(
+        self,
+        key: tuple[Any, ...],
+        obj: Any,
+        size: int,
+        pairs: tuple[tuple[str, int], ...] | None,
+        kids: tuple[int, ...],
+    ) -> int:
+        found = self._ids.get(key)
+        if found is not None:
+            return found
+        ident = len(self._size)
+        self._ids[key] = ident
+        self._size.append(size)
+        self._obj.append(obj)
+        self._pairs.append(pairs)
+        self._kids.append(kids)
+        return ident
+
+    def _data(self, value: Any) -> int:
+        """Data (enum values, defaults, examples) is identified, never changed."""
+        memo_key = (id(value), False)
+        found = self._memo.get(memo_key)
+        if found is not None:
+            return found
+        if isinstance(value, Mapping):
+            pairs = tuple((k, self._data(v)) for k, v in value.items())
+            ordered = tuple(sorted(pairs))
+            size = 1 + sum(self._key(k) + self._size[c] for k, c in pairs)
+            ident = self._new(("D", ordered), value, max(size, 2), None, ())
+        elif isinstance(value, list):
+            items = tuple(self._data(v) for v in value)
+            size = 1 + sum(self._size[c] + 1 for c in items)
+            ident = self._new(("DL", items), value, max(size, 2), None, ())
+        else:
+            ident = self._scalar(value)
+        self._memo[memo_key] = ident
+        self._keep.append(value)
+        return ident
+
+    def _key(self, key: str) -> int:
+        """Bytes of `"key":` plus one separator."""
+        size = self._key_sizes.get(key)
+        if size is None:
+            size = self._key_sizes[key] = len(json.dumps(key, ensure_ascii=False)) + 2
+        return size
+
+    def _scalar(self, value: Any) -> int:
+        key = ("V", type(value).__name__, value)
+        found = self._ids.get(key)
+        if found is not None:
+            return found
+        return self._new(key, value, len(json.dumps(value, ensure_ascii=False)), None, ())
+
+    def _schema(self, node: Any, *, top: bool = False) -> int:
+        if not isinstance(node, Mapping):
+            return self._scalar(node) if isinstance(node, bool) else self._data(node)
+        memo_key = (id(node), True)
+        found = None if top else self._memo.get(memo_key)
+        if found is not None:
+            return found
+        pairs: list[tuple[str, int]] = []
+        kids: list[int] = []
+        title = node.get("title")
+        for key, value in node.items():
+            if key == "description" and isinstance(title, str) and value == title:
+                continue
+            if key in _MAPS and isinstance(value, Mapping):
+                if not value and key == "properties" and not top:
+                    continue
+                members = tuple((name, self._schema(sub)) for name, sub in value.items())
+                kids.extend(c for _, c in members)
+                size = 1 + sum(self._key(n) + self._size[c] for n, c in members)
+                child = self._new(("M", members), value, max(size, 2), members, ())
+            elif key in _LISTS and isinstance(value, list):
+                items = tuple(self._schema(sub) for sub in value)
+                kids.extend(items)
+                size = 1 + sum(self._size[c] + 1 for c in items)
+                child = self._new(("L", items), value, max(size, 2), None, items)
+            elif key in _SINGLE and isinstance(value, Mapping | bool):
+                child = self._schema(value)
+                kids.append(child)
+            else:
+                child = self._data(value)
+            pairs.append((key, child))
+        size = 1 + sum(self._key(k) + self._size[c] for k, c in pairs)
+        kept = tuple(pairs)
+        schema_kids = tuple(c for c in kids if isinstance(self._obj[c], Mapping))
+        ident = self._new(("S", top, tuple(sorted(kept))), node, max(size, 2), kept, schema_kids)
+        if not top:
+            self._memo[memo_key] = ident
+            self._keep.append(node)
+        return ident
+
+    # -- the pass -------------------------------------------------------------------------
+
+    def run(self, root: Mapping[str, Any]) -> dict[str, Any]:
+        defs_in = root.get("$defs")
+        defs: Mapping[str, Any] = defs_in if isinstance(defs_in, Mapping) else {}
+        body = {k: v for k, v in root.items() if k != "$defs"} if defs else root
+        root_id = self._schema(body, top=True)
+        def_ids = {name: self._schema(sub) for name, sub in defs.items()}
+        fixed = {root_id, *def_ids.values()}
+
+        # Discovery order (pre-order, document order) and the label of each first occurrence.
+        order: list[int] = []
+        labels: dict[int, str] = {}
+        seen: set[int] = set()
+        stack: list[tuple[int, str]] = [(d, n) for n, d in reversed(list(def_ids.items()))]
+        stack.append((root_id, ""))
+        while stack:
+            ident, label = stack.pop()
+            if ident in seen:
+                continue
+            seen.add(ident)
+            order.append(ident)
+            labels[ident] = label
+            stack.extend(reversed(self._labelled_kids(ident, label)))
+
+        rank = {ident: i for i, ident in enumerate(order)}
+        counts = dict.fromkeys(order, 0)
+        counts[root_id] += 1
+        for ident in def_ids.values():
+            counts[ident] += 1
+        hoisted: list[int] = []
+        for ident in sorted(order, key=lambda i: (-self._size[i], rank[i])):
+            count = counts[ident]
+            hoist = (
+                count >= 2
+                and ident not in fixed
+                and self._size[ident] >= self._min_bytes
+                and isinstance(self._obj[ident], Mapping)
+            )
+            if hoist:
+                hoisted.append(ident)
+            weight = 1 if hoist else count
+            for kid in self._kids[ident]:
+                counts[kid] += weight
+
+        if not hoisted and not self._changed(root_id, def_ids):
+            return dict(root)
+        taken = set(defs)
+        for ident in sorted(hoisted, key=rank.__getitem__):
+            self._names[ident] = _unique(self._wanted_name(ident, labels[ident]), taken)
+        out: dict[str, Any] = self._build(root_id, top=True)
+        new_defs = {name: self._build(ident, top=True) for name, ident in def_ids.items()}
+        for ident, name in self._names.items():
+            new_defs[name] = self._build(ident, top=True)
+        if new_defs:
+            out["$defs"] = {name: new_defs[name] for name in sorted(new_defs)}
+        return out
+
+    def _labelled_kids(self, ident: int, label: str) -> list[tuple[int, str]]:
+        found: list[tuple[int, str]] = []
+        for key, child in self._pairs[ident] or ():
+            if key in _MAPS:
+                members = self._pairs[child] or ()
+                found.extend(
+                    (c, name if key == "properties" else label + "Value") for name, c in members
+                )
+            elif key in _LISTS:
+                sub = label + _SUFFIX.get(key, "")
+                found.extend((c, sub) for c in self._kids[child])
+            elif key in _SINGLE and isinstance(self._obj[child], Mapping):
+                found.append((child, label + _SUFFIX.get(key, "")))
+        return [(c, lab) for c, lab in found if isinstance(self._obj[c], Mapping)]
+
+    def _changed(self, root_id: int, def_ids: Mapping[str, int]) -> bool:
+        """Whether a redundant keyword was dropped anywhere (nothing hoisted)."""
+        stack = [root_id, *def_ids.values()]
+        seen: set[int] = set()
+        while stack:
+            ident = stack.pop()
+            if ident in seen:
+                continue
+            seen.add(ident)
+            pairs = self._pairs[ident] or ()
+            if len(pairs) != len(self._obj[ident]):
+                return True
+            stack.extend(self._kids[ident])
+        return False
+
+    def _wanted_name(self, ident: int, label: str) -> str:
+        title = self._obj[ident].get("title")
+        text = title if isinstance(title, str) and title.strip() else label
+        name = "".join(w[:1].upper() + w[1:] for w in re.findall(r"[A-Za-z0-9]+", text))
+        name = name[:_NAME_LENGTH] or "Schema"
+        return name
+
+    def _build(self, ident: int, *, top: bool = False) -> Any:
+        if not top:
+            name = self._names.get(ident)
+            if name is not None:
+                return {"$ref": _DEFS_PREFIX + name}
+            done = self._built.get(ident)
+            if done is not None:
+                return done
+        obj = self._obj[ident]
+        pairs = self._pairs[ident]
+        if not isinstance(obj, Mapping) or pairs is None:
+            return obj
+        out: dict[str, Any] = {}
+        for key, child in pairs:
+            value = obj[key]
+            if key in _MAPS and isinstance(value, Mapping):
+                out[key] = {name: self._build(c) for name, c in self._pairs[child] or ()}
+            elif key in _LISTS and isinstance(value, list):
+                out[key] = [self._build(c) for c in self._kids[child]]
+            elif key in _SINGLE and isinstance(value, Mapping):
+                out[key] = self._build(child)
+            else:
+                out[key] = value
+        if not top:
+            self._built[ident] = out
+        return out
+
+
+def _unique(name: str, taken: set[str]) -> str:
+    candidate, number = name, 1
+    while candidate in taken:
+        number += 1
+        candidate = f"{name}_{number}"
+    taken.add(candidate)
+    return candidate
+
+
+def inline_defs(root: Mapping[str, Any], names: set[str] | frozenset[str]) -> dict[str, Any]:
+    """The inverse of hoisting: `root` with every `$ref` to one of `names` replaced by its
+    target (recursively) and those entries taken out of `$defs`. The named entries must not
+    be recursive, which hoisted ones never are. For tests and for readers that want one tree.
+    """
+    defs_in = root.get("$defs")
+    defs: Mapping[str, Any] = defs_in if isinstance(defs_in, Mapping) else {}
+    done: dict[str, Any] = {}
+
+    def expand(node: Any) -> Any:
+        if isinstance(node, list):
+            return [expand(item) for item in node]
+        if not isinstance(node, Mapping):
+            return node
+        ref = node.get("$ref")
+        if len(node) == 1 and isinstance(ref, str) and ref.startswith(_DEFS_PREFIX):
+            name = ref[len(_DEFS_PREFIX) :]
+            if name in names and name in defs:
+                if name not in done:
+                    done[name] = expand(defs[name])
+                return done[name]
+        return {key: expand(value) for key, value in node.items()}
+
+    out: dict[str, Any] = {k: expand(v) for k, v in root.items() if k != "$defs"}
+    kept = {name: expand(sub) for name, sub in defs.items() if name not in names}
+    if kept:
+        out["$defs"] = kept
+    return out

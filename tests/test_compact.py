@@ -1,0 +1,179 @@
+"""`mcpmint.compact`: same verdicts on every instance, fewer bytes, stable output."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from jsonschema import Draft202012Validator  # type: ignore[import-untyped, unused-ignore]
+
+from mcpmint.compact import compact, inline_defs
+
+CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
+
+_ADDRESS = {
+    "type": "object",
+    "title": "Address",
+    "properties": {
+        "street": {"type": "string", "minLength": 1, "description": "Street"},
+        "city": {"type": "string", "title": "City", "description": "City"},
+        "zip": {"anyOf": [{"type": "string", "pattern": "^[0-9]{5}$"}, {"type": "null"}]},
+    },
+    "required": ["street"],
+    "additionalProperties": False,
+}
+_USER = {
+    "type": "object",
+    "properties": {
+        "login": {"type": "string"},
+        "id": {"type": "integer", "format": "int64"},
+        "home": _ADDRESS,
+        "work": copy.deepcopy(_ADDRESS),
+        "extra": {"type": "object", "properties": {}},
+    },
+    "additionalProperties": False,
+}
+_NODE = {
+    "type": "object",
+    "properties": {"value": {"type": "integer"}, "next": {"$ref": "#/$defs/Node"}},
+}
+SCHEMAS: list[dict[str, Any]] = [
+    {"type": "object", "properties": {"author": _USER, "editor": copy.deepcopy(_USER)}},
+    {"type": "object", "properties": {"items": {"type": "array", "items": _USER}, "one": _USER}},
+    {
+        "type": "object",
+        "properties": {"head": {"$ref": "#/$defs/Node"}, "a": _ADDRESS, "b": _ADDRESS},
+        "$defs": {"Node": _NODE, "Address": {"type": "string"}},
+    },
+    {  # data that looks like a schema is never touched
+        "type": "object",
+        "properties": {"x": _ADDRESS, "y": _ADDRESS},
+        "examples": [{"x": {"street": "a"}, "y": {"street": "b"}}],
+        "default": {"properties": {}, "title": "t", "description": "t"},
+    },
+    {"type": "object", "properties": {}, "additionalProperties": False},
+]
+INSTANCES: list[Any] = [
+    None,
+    1,
+    "x",
+    {},
+    {"author": {"login": "a", "home": {"street": "s"}}},
+    {"author": {"login": "a", "home": {"street": ""}}},
+    {"author": {"home": {"street": "s", "zip": "12345"}}, "editor": {"work": {"zip": "1"}}},
+    {"editor": {"extra": {"anything": 1}}},
+    {"editor": {"bogus": 1}},
+    {"items": [{"login": "a"}, {"home": {"street": "s", "city": 3}}], "one": {"id": 2}},
+    {"items": [{"id": 1.5}]},
+    {"head": {"value": 1, "next": {"value": 2, "next": {"value": "x"}}}},
+    {"head": {"value": 1, "next": {"value": 2}}, "a": {"street": "s"}, "b": {"x": 1}},
+    {"x": {"street": "s"}, "y": {"street": "s", "more": 1}},
+    {"anything": True},
+]
+
+
+def _valid(schema: dict[str, Any], instance: Any) -> bool:
+    return bool(Draft202012Validator(schema).is_valid(instance))
+
+
+def _type_lists(node: Any) -> int:
+    if isinstance(node, list):
+        return sum(_type_lists(item) for item in node)
+    if isinstance(node, dict):
+        own = 1 if isinstance(node.get("type"), list) else 0
+        return own + sum(_type_lists(value) for value in node.values())
+    return 0
+
+
+def _size(schema: Any) -> int:
+    return len(json.dumps(schema, separators=(",", ":")))
+
+
+@pytest.mark.parametrize("index", range(len(SCHEMAS)))
+def test_same_verdicts_valid_schema_idempotent_and_deterministic(index: int) -> None:
+    schema = SCHEMAS[index]
+    before = copy.deepcopy(schema)
+    result = compact(schema, min_bytes=40)
+    assert schema == before, "compact is pure"
+    Draft202012Validator.check_schema(result)
+    assert _type_lists(result) == _type_lists(schema) == 0
+    for instance in INSTANCES:
+        assert _valid(result, instance) == _valid(schema, instance), instance
+    assert compact(result, min_bytes=40) == result
+    assert json.dumps(compact(copy.deepcopy(schema), min_bytes=40)) == json.dumps(result)
+    assert _size(result) <= _size(schema)
+
+
+def test_repeated_subschemas_are_hoisted_once_with_readable_names() -> None:
+    result = compact(SCHEMAS[0], min_bytes=40)
+    assert result["properties"]["author"] == {"$ref": "#/$defs/Author"}
+    assert result["properties"]["editor"] == {"$ref": "#/$defs/Author"}
+    user = result["$defs"]["Author"]
+    assert user["properties"]["home"] == user["properties"]["work"] == {"$ref": "#/$defs/Address"}
+    assert sorted(result["$defs"]) == ["Address", "Author"]
+    # The title wins for the name; a description repeating the title is dropped; format stays.
+    assert result["$defs"]["Address"]["properties"]["city"] == {"type": "string", "title": "City"}
+    assert user["properties"]["id"] == {"type": "integer", "format": "int64"}
+    # `properties: {}` below the root says nothing: dropped; the root keeps its own.
+    assert user["properties"]["extra"] == {"type": "object"}
+    assert compact(SCHEMAS[4]) == SCHEMAS[4]
+
+
+def test_existing_defs_and_refs_stay_and_names_do_not_clash() -> None:
+    result = compact(SCHEMAS[2], min_bytes=40)
+    assert result["$defs"]["Node"] == _NODE
+    assert result["$defs"]["Address"] == {"type": "string"}
+    assert result["properties"]["head"] == {"$ref": "#/$defs/Node"}
+    assert result["properties"]["a"] == {"$ref": "#/$defs/Address_2"}
+    assert inline_defs(result, {"Address_2"})["properties"]["a"]["title"] == "Address"
+
+
+def test_data_is_never_rewritten() -> None:
+    result = compact(SCHEMAS[3], min_bytes=40)
+    assert result["examples"] == SCHEMAS[3]["examples"]
+    assert result["default"] == SCHEMAS[3]["default"]
+
+
+def test_small_or_single_subschemas_stay_inline() -> None:
+    assert "$defs" not in compact(SCHEMAS[0])  # each user is under the 120-byte default? no:
+    # (the users are larger than 120 bytes; their addresses, repeated inside them, are too)
+
+
+def test_inlining_the_hoisted_defs_gives_back_the_tree() -> None:
+    for schema in SCHEMAS[:2]:
+        result = compact(schema, min_bytes=40)
+        expanded = inline_defs(result, set(result.get("$defs", {})))
+        assert compact(expanded, min_bytes=40) == result
+        for instance in INSTANCES:
+            assert _valid(expanded, instance) == _valid(schema, instance)
+
+
+@pytest.mark.slow
+def test_every_github_response_schema_compacts_and_keeps_its_meaning(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from mcpmint.diagnostics import DiagnosticSink
+    from mcpmint.pipeline import build
+
+    server = build(CORPUS / "github.json", DiagnosticSink())
+    before = after = 0
+    for tool in server.tools:
+        if tool.output_schema is None:
+            continue
+        expanded = inline_defs(tool.output_schema, _hoisted(tool.output_schema))
+        before += _size(expanded)
+        after += _size(tool.output_schema)
+        assert compact(tool.output_schema) == tool.output_schema  # finish already compacted
+        Draft202012Validator.check_schema(tool.output_schema)
+    assert after < before
+    with capsys.disabled():
+        print(f"\nGitHub output schemas: {before} -> {after} bytes ({after / before:.0%})")
+
+
+def _hoisted(schema: dict[str, Any]) -> set[str]:
+    """Hoisted entries never refer back to themselves (cycles are the converter's)."""
+    defs = schema.get("$defs", {})
+    return {name for name, sub in defs.items() if f'"#/$defs/{name}"' not in json.dumps(sub)}
