@@ -138,8 +138,11 @@ def test_data_is_never_rewritten() -> None:
 
 
 def test_small_or_single_subschemas_stay_inline() -> None:
-    assert "$defs" not in compact(SCHEMAS[0])  # each user is under the 120-byte default? no:
-    # (the users are larger than 120 bytes; their addresses, repeated inside them, are too)
+    small = {"type": "object", "properties": {"a": {"type": "string"}, "b": {"type": "string"}}}
+    assert compact(small) == small  # repeated, but under the threshold
+    once = {"type": "object", "properties": {"home": _ADDRESS}}
+    assert "$defs" not in compact(once, min_bytes=40)  # large, but used once
+    assert "$defs" not in compact(SCHEMAS[0], min_bytes=10_000)
 
 
 def test_inlining_the_hoisted_defs_gives_back_the_tree() -> None:

@@ -168,7 +168,7 @@ def _hoist(root: Mapping[str, Any], prefix: str, defs: dict[str, Any], taken: se
     """
     local_defs = root.get("$defs", {})
     renames = {name: f"{prefix}{name}" for name in local_defs}
-    for attempt in range(len(local_defs) + 2):
+    for _attempt in range(len(local_defs) + 2):
         bodies = {name: _structural(schema, renames) for name, schema in local_defs.items()}
         used = set(renames.values())
         clashes = [

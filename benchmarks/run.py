@@ -1,0 +1,160 @@
+"""Benchmarks: mcpmint next to openapi-mcp-generator, on the same specs, in the same run.
+
+    .venv/bin/python benchmarks/run.py [--specs petstore-plus,stripe,github] [--no-peers]
+
+For each spec: cold `mcpmint generate` time and peak RSS (`/usr/bin/time -v` on a
+subprocess), the `tools/list` size in bytes and estimated tokens (bytes / 4), also without
+`outputSchema` (most clients do not send it to the model); and, when npm can install it into
+`.tools/`, `openapi-mcp-generator@4.0.1` time, memory and the size of the tool definitions
+in its generated source. Prints a Markdown table for docs/benchmarks.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import platform
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+SPECS = {
+    "petstore-plus": ROOT / "specs" / "petstore-plus.yaml",
+    "stripe": ROOT.parent / "shared" / "corpus" / "stripe.yaml",
+    "github": ROOT.parent / "shared" / "corpus" / "github.json",
+}
+PEER = "openapi-mcp-generator@4.0.1"
+TOOLS = ROOT / ".tools"
+
+
+def timed(command: list[str], cwd: Path) -> dict[str, Any]:
+    """Wall time (s), peak RSS (MB) and exit code of `command`, via /usr/bin/time -v."""
+    done = subprocess.run(
+        ["/usr/bin/time", "-v", *command], cwd=cwd, capture_output=True, text=True, check=False
+    )
+    wall = re.search(r"Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): (\S+)", done.stderr)
+    rss = re.search(r"Maximum resident set size \(kbytes\): (\d+)", done.stderr)
+    seconds = 0.0
+    if wall:
+        for part in wall.group(1).split(":"):
+            seconds = seconds * 60 + float(part)
+    return {
+        "seconds": round(seconds, 2),
+        "peak_mb": round(int(rss.group(1)) / 1024) if rss else None,
+        "rc": done.returncode,
+        "stdout": done.stdout,
+        "stderr": done.stderr[-2000:],
+    }
+
+
+def size(value: Any) -> int:
+    return len(json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8"))
+
+
+def mcpmint(spec: Path, work: Path) -> dict[str, Any]:
+    out = work / "mcpmint-out"
+    run = timed([sys.executable, "-m", "mcpmint", "generate", str(spec), "-o", str(out)], ROOT)
+    row: dict[str, Any] = {"tool": "mcpmint", "seconds": run["seconds"], "peak_mb": run["peak_mb"]}
+    catalog = next(out.glob("src/*/_generated/tools.json"), None) if run["rc"] == 0 else None
+    if catalog is None:
+        row["error"] = run["stderr"][-300:]
+        return row
+    tools = _definitions(json.loads(catalog.read_text()))
+    row["tools"] = len(tools)
+    row["bytes"] = size({"tools": tools})
+    row["bytes_no_output"] = size({"tools": [_without_output(t) for t in tools]})
+    return row
+
+
+def _definitions(catalog: Any) -> list[dict[str, Any]]:
+    tools = catalog.get("tools", catalog) if isinstance(catalog, dict) else catalog
+    keys = ("name", "title", "description", "inputSchema", "outputSchema", "annotations")
+    return [{k: t[k] for k in keys if t.get(k) is not None} for t in tools]
+
+
+def _without_output(tool: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in tool.items() if k != "outputSchema"}
+
+
+def install_peer() -> Path | None:
+    binary = TOOLS / "node_modules" / ".bin" / "openapi-mcp-generator"
+    if not binary.exists() and shutil.which("npm"):
+        subprocess.run(
+            ["npm", "install", "--prefix", str(TOOLS), PEER], capture_output=True, check=False
+        )
+    return binary if binary.exists() else None
+
+
+def peer(binary: Path, spec: Path, work: Path) -> dict[str, Any]:
+    out = work / "peer-out"
+    run = timed([str(binary), "-i", str(spec), "-o", str(out), "-t", "stdio", "--force"], work)
+    row: dict[str, Any] = {"tool": PEER, "seconds": run["seconds"], "peak_mb": run["peak_mb"]}
+    source = out / "src" / "index.ts"
+    if run["rc"] != 0 or not source.exists():
+        row["error"] = run["stderr"][-300:]
+        return row
+    # Its tools live in one `toolDefinitionMap` literal in the generated source; its server
+    # sends name, description and inputSchema of each. Counted as that literal's bytes.
+    text = source.read_text()
+    start = text.find("toolDefinitionMap")
+    end = text.find("]);", start)
+    block = text[start:end] if start >= 0 and end > start else ""
+    row["tools"] = block.count("name: ")
+    row["bytes"] = len(block.encode("utf-8"))
+    row["bytes_no_output"] = row["bytes"]
+    return row
+
+
+def table(rows: list[dict[str, Any]]) -> str:
+    head = (
+        "| spec | tool | tools | gen s | peak MB | tools/list bytes | ~tokens "
+        "| without outputSchema | ~tokens |"
+    )
+    lines = [head, "|" + "---|" * 9]
+    for r in rows:
+        if "error" in r:
+            lines.append(f"| {r['spec']} | {r['tool']} | failed: {r['error'][:80]!r} |||||||")
+            continue
+        lines.append(
+            f"| {r['spec']} | {r['tool']} | {r['tools']} | {r['seconds']} | {r['peak_mb']} | "
+            f"{r['bytes']:,} | {r['bytes'] // 4:,} | {r['bytes_no_output']:,} | "
+            f"{r['bytes_no_output'] // 4:,} |"
+        )
+    return "\n".join(lines)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--specs", default="petstore-plus,stripe,github")
+    parser.add_argument("--no-peers", action="store_true")
+    parser.add_argument("--json", type=Path, help="also write the rows here")
+    args = parser.parse_args()
+    binary = None if args.no_peers else install_peer()
+    rows: list[dict[str, Any]] = []
+    for name in args.specs.split(","):
+        spec = SPECS[name]
+        with tempfile.TemporaryDirectory() as tmp:
+            work = Path(tmp)
+            rows.append({"spec": name, **mcpmint(spec, work)})
+            if binary is not None:
+                rows.append({"spec": name, **peer(binary, spec, work)})
+        print(json.dumps(rows[-1]), file=sys.stderr)
+    stamp = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    print(
+        f"{stamp}; {platform.node()}; {platform.processor() or platform.machine()}; "
+        f"Python {platform.python_version()}\n"
+    )
+    print(table(rows))
+    if args.json:
+        args.json.write_text(json.dumps(rows, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
