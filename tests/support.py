@@ -7,6 +7,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -45,7 +46,8 @@ def node_tool(name: str) -> Path:
 def prism(spec: Path) -> Iterator[str]:
     """A Prism mock of `spec` on a free loopback port; yields its base URL."""
     port = free_port()
-    log = open(spec.parent / f".prism-{port}.log", "wb")  # noqa: SIM115 - closed below
+    # The log goes beside nothing of ours: a temporary file, kept only while Prism runs.
+    log = tempfile.TemporaryFile()  # noqa: SIM115 - closed below
     process = subprocess.Popen(
         [str(node_tool("prism")), "mock", "-h", "127.0.0.1", "-p", str(port), str(spec)],
         stdout=log,

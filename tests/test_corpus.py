@@ -17,6 +17,7 @@ import csv
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -36,6 +37,7 @@ EXPECTED_ERRORS = {
         "'http://finkhaeuser.de/projects/prance/petstore.yaml#/definitions/Pet'"
     ),
 }
+GENERATE_TIMEOUT = 900  # seconds; stripe took 145 s on 2 cores
 NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 TIME = Path("/usr/bin/time") if Path("/usr/bin/time").is_file() else None
 
@@ -107,14 +109,23 @@ def _generate(
     if TIME:
         command = [str(TIME), "-f", "%e %M", "-o", str(stats), *command]
     started = time.monotonic()
-    done = subprocess.run(
+    # Its own process group, so a run past the limit is stopped with the generator under it.
+    process = subprocess.Popen(
         command,
         cwd=out.parent,
         env=clean_env(PYTHONPATH=str(REPO / "generator")),
-        capture_output=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
-        check=False,
+        start_new_session=True,
     )
+    try:
+        stdout, stderr = process.communicate(timeout=GENERATE_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.communicate()
+        pytest.fail(f"{row['name']}: generation took more than {GENERATE_TIMEOUT} s")
+    done = subprocess.CompletedProcess(command, process.returncode, stdout, stderr)
     seconds, peak = time.monotonic() - started, 0
     if TIME and stats.exists():
         fields = stats.read_text().split()

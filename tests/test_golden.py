@@ -23,6 +23,7 @@ GOLDEN = REPO / "tests" / "golden"
 GOLDEN_SPECS = {
     "petstore": SPECS / "petstore.yaml",
     "petstore-plus": SPECS / "petstore-plus.yaml",
+    "petstore-v2": SPECS / "petstore-v2.yaml",
     "wire-plan-3.1": SPECS / "wire-plan-3.1" / "oas31.yaml",
 }
 UPDATE_HINT = "run `pytest tests/test_golden.py --update-golden` and review the diff"

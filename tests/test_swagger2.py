@@ -240,6 +240,25 @@ def test_form_data_becomes_an_urlencoded_object_with_required_kept() -> None:
     assert [p["name"] for p in operation["parameters"]] == ["q"]
 
 
+def test_form_arrays_keep_their_collection_format_as_encoding() -> None:
+    tags = {"name": "tags", "in": "formData", "type": "array", "items": {"type": "string"}}
+    conversion = convert_with_origins(
+        swagger(paths={"/x": {"post": op({**tags, "collectionFormat": "pipes"})}})
+    )
+    media = conversion.data["paths"]["/x"]["post"]["requestBody"]["content"][
+        "application/x-www-form-urlencoded"
+    ]
+    assert media["encoding"] == {"tags": {"style": "pipeDelimited", "explode": False}}
+    assert media["schema"]["properties"]["tags"] == {"type": "array", "items": {"type": "string"}}
+    assert [pointer for pointer, _ in conversion.notes] == [
+        "#/paths/~1x/post/parameters/0/collectionFormat"
+    ]
+    multi = convert_with_origins(
+        swagger(paths={"/x": {"post": op({**tags, "collectionFormat": "multi"})}})
+    )
+    assert not multi.notes
+
+
 def test_form_data_is_multipart_when_consumes_says_so_or_a_file_is_sent() -> None:
     text = {"name": "a", "in": "formData", "type": "string"}
     upload = {"name": "f", "in": "formData", "type": "file", "required": True}

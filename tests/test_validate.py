@@ -235,7 +235,8 @@ def test_invalid_spec_gives_its_expected_located_error(
 
 
 def test_every_invalid_spec_has_an_expected_diagnostic() -> None:
-    assert sorted(p.name for p in (REPO / INVALID_DIR).iterdir()) == sorted(EXPECTED)
+    files = (p for p in (REPO / INVALID_DIR).iterdir() if p.is_file())
+    assert sorted(p.name for p in files) == sorted(EXPECTED)
 
 
 def test_the_duplicate_operation_id_case_passes_load_and_validate(

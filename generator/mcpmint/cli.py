@@ -16,6 +16,7 @@ from typing import Annotated, Any
 import typer
 
 from . import __version__
+from .config import Config, find_config, is_config_path, load_config
 from .diagnostics import Aborted, DiagnosticSink
 from .lock import (
     KINDS,
@@ -27,7 +28,7 @@ from .lock import (
     needs_attention,
     parse_lock,
 )
-from .pipeline import GenerateOptions, build, generate
+from .pipeline import GenerateOptions, build, build_config, generate
 from .render import tool_definition
 
 app = typer.Typer(
@@ -39,8 +40,13 @@ app = typer.Typer(
 )
 
 EXIT_OK, EXIT_STALE, EXIT_BAD_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
-SpecArgument = Annotated[
-    Path, typer.Argument(help="OpenAPI spec (YAML or JSON).", show_default=False)
+SpecOrConfigArgument = Annotated[
+    Path | None,
+    typer.Argument(
+        help="OpenAPI spec (YAML or JSON), or a project config (mcpmint.yaml, or a folder "
+        "holding one); default: ./mcpmint.yaml.",
+        show_default=False,
+    ),
 ]
 RootOption = Annotated[
     Path | None,
@@ -77,6 +83,46 @@ def _valid_namespace(namespace: str | None) -> str | None:
     return namespace
 
 
+def _input(
+    path: Path | None, sink: DiagnosticSink, namespace: str | None, root: Path | None
+) -> Path | Config:
+    """A spec path, or the project config `path` names (default: ./mcpmint.yaml), loaded."""
+    if path is None:
+        path = find_config(Path("."))
+        if path is None:
+            typer.echo(
+                "error: no SPEC given and no mcpmint.yaml in the current folder\n"
+                "    hint: pass an OpenAPI spec (`mcpmint generate openapi.yaml -o DIR` also "
+                "writes DIR/mcpmint.yaml), or run inside a folder that has mcpmint.yaml",
+                err=True,
+            )
+            raise typer.Exit(EXIT_BAD_INPUT)
+    if not is_config_path(path):
+        return path
+    for flag, value in (("--namespace", namespace), ("--root", root)):
+        if value is not None:
+            typer.echo(
+                f"error: {flag} cannot be used with a project config\n"
+                f"    hint: set `{flag[2:]}` of the source in {path.as_posix()}",
+                err=True,
+            )
+            raise typer.Exit(EXIT_BAD_INPUT)
+    config = load_config(path, sink)
+    if config is None:
+        raise Aborted(sink)
+    return config
+
+
+def _build(
+    path: Path | None, sink: DiagnosticSink, namespace: str | None, root: Path | None
+) -> tuple[str, Any]:
+    """What `validate` and `tools` show: the input's name and its server's IR."""
+    source = _input(path, sink, namespace, root)
+    if isinstance(source, Config):
+        return source.path.as_posix(), build_config(source, sink)
+    return source.as_posix(), build(source, sink, namespace, root)
+
+
 def _guard(run: Any) -> Any:
     """Run a command body; bad input exits 2 with its diagnostics, never with a traceback."""
     sink = DiagnosticSink()
@@ -101,9 +147,14 @@ def _guard(run: Any) -> Any:
 
 @app.command("generate")
 def generate_command(
-    spec: SpecArgument,
+    spec: SpecOrConfigArgument = None,
     output: Annotated[
-        Path | None, typer.Option("--output", "-o", help="Output folder; default: ./<name>-mcp.")
+        Path | None,
+        typer.Option(
+            "--output",
+            "-o",
+            help="Output folder; default: the config's folder, or ./<name>-mcp for a spec.",
+        ),
     ] = None,
     namespace: NamespaceOption = None,
     check: Annotated[
@@ -122,7 +173,10 @@ def generate_command(
         ),
     ] = False,
 ) -> None:
-    """Generate (or regenerate) an MCP server package from SPEC.
+    """Generate (or regenerate) an MCP server package from SPEC or a project config.
+
+    With no argument, ./mcpmint.yaml is used. A run from a spec also writes a minimal
+    mcpmint.yaml into the output folder (once), so `mcpmint generate` there repeats it.
 
     Every run compares the new tool surface with the output's tools.lock.json and prints the
     changes, classified as breaking, review or additive. Breaking changes are refused (exit 1,
@@ -132,8 +186,9 @@ def generate_command(
     namespace = _valid_namespace(namespace)
 
     def run(sink: DiagnosticSink) -> None:
+        source = _input(spec, sink, namespace, root)
         options = GenerateOptions(output, namespace, check, force, root, accept_breaking)
-        report = generate(spec, options, sink)
+        report = generate(source, options, sink)
         out = report.output
         if report.quick:
             typer.echo(f"{out}: up to date (inputs unchanged)")
@@ -176,15 +231,16 @@ def generate_command(
 
 @app.command("validate")
 def validate_command(
-    spec: SpecArgument, namespace: NamespaceOption = None, root: RootOption = None
+    spec: SpecOrConfigArgument = None, namespace: NamespaceOption = None, root: RootOption = None
 ) -> None:
-    """Check SPEC and print its diagnostics; writes nothing."""
+    """Check SPEC (or a project config and its spec) and print the diagnostics; writes
+    nothing."""
     namespace = _valid_namespace(namespace)
 
     def run(sink: DiagnosticSink) -> None:
-        server = build(spec, sink, namespace, root)
+        name, server = _build(spec, sink, namespace, root)
         _print_diagnostics(sink)
-        typer.echo(f"{spec}: ok, {len(server.tools)} tools, {len(sink.warnings)} warnings")
+        typer.echo(f"{name}: ok, {len(server.tools)} tools, {len(sink.warnings)} warnings")
 
     _guard(run)
 
@@ -195,16 +251,17 @@ def _size(value: Any) -> int:
 
 @app.command("tools")
 def tools_command(
-    spec: SpecArgument,
+    spec: SpecOrConfigArgument = None,
     namespace: NamespaceOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
     root: RootOption = None,
 ) -> None:
-    """List the tools SPEC gives and what they cost in a model's context."""
+    """List the tools SPEC (or a project config) gives and what they cost in a model's
+    context."""
     namespace = _valid_namespace(namespace)
 
     def run(sink: DiagnosticSink) -> None:
-        server = build(spec, sink, namespace, root)
+        _, server = _build(spec, sink, namespace, root)
         _print_diagnostics(sink)
         rows: list[dict[str, Any]] = [
             {

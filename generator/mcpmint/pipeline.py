@@ -7,12 +7,13 @@ reported an error, before anything is written.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from . import ir
 from .cases import build_cases
+from .config import CONFIG_NAMES, Config, find_config, scaffold_text
 from .diagnostics import Aborted, DiagnosticSink
 from .format import format_tree
 from .frontends.openapi import BuildOptions, build_server
@@ -47,24 +48,73 @@ def build(
     return build_with_inputs(spec, sink, namespace, root)[0]
 
 
+def build_config(config: Config, sink: DiagnosticSink) -> ir.Server:
+    """A project config's server -> IR. Raises `Aborted` with the diagnostics on errors."""
+    return build_with_inputs(config.source.spec, sink, config=config)[0]
+
+
+def config_options(config: Config) -> BuildOptions:
+    """What `mcpmint.yaml` asks of the frontend: names, policy, selection, overrides."""
+    source = config.source
+    return BuildOptions(
+        namespace=source.namespace,
+        max_tool_name=config.max_tool_name,
+        confirmation=config.confirmation,
+        include=source.include,
+        exclude=source.exclude,
+        overrides=source.overrides,
+    )
+
+
 def build_with_inputs(
-    spec: Path, sink: DiagnosticSink, namespace: str | None = None, root: Path | None = None
+    spec: Path,
+    sink: DiagnosticSink,
+    namespace: str | None = None,
+    root: Path | None = None,
+    *,
+    config: Config | None = None,
 ) -> tuple[ir.Server, tuple[Path, ...]]:
-    """Like `build`, and also every file that was read (entry first)."""
+    """Like `build`, and also every file that was read (entry first). With a `config`, its
+    one source, options and server identity are used (and `spec`, `namespace` and `root`
+    must be the source's)."""
+    options = BuildOptions(namespace=namespace)
+    if config is not None:
+        options, root = config_options(config), config.source.root
     document = load_document(spec, sink, root=root)
     _stop_on_errors(sink)
     assert document is not None
     version = validate_document(document, sink)
     _stop_on_errors(sink)
     assert version is not None
-    server = build_server(document, version, BuildOptions(namespace=namespace), sink)
+    server = build_server(document, version, options, sink)
     _stop_on_errors(sink)
     assert server is not None
+    if config is not None:
+        identity = config.server
+        server = replace(
+            server,
+            distribution=identity.name or server.distribution,
+            package=identity.package or server.package,
+            version=identity.version or server.version,
+            instructions=(identity.instructions or "").strip() or server.instructions,
+        )
     return server, document.files
 
 
-def render_server(server: ir.Server, spec_file: str, sink: DiagnosticSink) -> FileTree:
-    """IR -> formatted files in memory. Raises `Aborted` on errors."""
+def render_server(
+    server: ir.Server,
+    spec_file: str,
+    sink: DiagnosticSink,
+    *,
+    config: bool = True,
+    root_file: str | None = None,
+) -> FileTree:
+    """IR -> formatted files in memory. Raises `Aborted` on errors.
+
+    With `config` (a run from a spec, not from a project config), the scaffold includes a
+    minimal `mcpmint.yaml` naming `spec_file` (and `root_file`, the `$ref` root), both
+    relative to the output folder, so that `mcpmint generate` there rebuilds the same server.
+    """
     models = models_source(server, sink)
     _stop_on_errors(sink)
     cases = build_cases(server, sink)
@@ -72,27 +122,39 @@ def render_server(server: ir.Server, spec_file: str, sink: DiagnosticSink) -> Fi
     tree = render(RenderInputs(server=server, models=models, cases=cases, spec_file=spec_file))
     tree = format_tree(tree, sink)
     _stop_on_errors(sink)
-    return FileTree(
-        generated={**tree.generated, LOCK_FILE: lock_text(server)}, scaffold=tree.scaffold
-    )
+    scaffold = dict(tree.scaffold)
+    if config:
+        scaffold[CONFIG_NAMES[0]] = scaffold_text(spec_file, server.namespace, root_file)
+    return FileTree(generated={**tree.generated, LOCK_FILE: lock_text(server)}, scaffold=scaffold)
 
 
 def _relative(path: Path, output: Path) -> str:
     return Path(os.path.relpath(path.absolute(), output.absolute())).as_posix()
 
 
-def _options(options: GenerateOptions) -> dict[str, Any]:
-    """The generate options that shape the output, as the inputs fingerprint records them."""
+def _options(options: GenerateOptions, config: str | None = None) -> dict[str, Any]:
+    """The generate options that shape the output, as the inputs fingerprint records them
+    (`config`: the project config's path relative to the output folder; its bytes are
+    fingerprinted with the spec's files)."""
+    if config is not None:
+        return {"namespace": None, "config": config}
     return {"namespace": options.namespace}
 
 
-def up_to_date(spec: Path, options: GenerateOptions) -> bool:
+def up_to_date(spec: Path | Config, options: GenerateOptions) -> bool:
     """The quick `--check`: inputs and generated files unchanged since the last run (only
     files are hashed). Needs an explicit output folder; False means "run the pipeline"."""
-    if options.output is None:
+    output = options.output
+    if isinstance(spec, Config):
+        output = output or spec.folder
+        config_file: str | None = _relative(spec.path, output)
+        spec = spec.source.spec
+    elif output is None:
         return False
+    else:
+        config_file = None
     return quick_up_to_date(
-        options.output, _relative(spec, options.output), _options(options), generator_identity()
+        output, _relative(spec, output), _options(options, config_file), generator_identity()
     )
 
 
@@ -109,23 +171,56 @@ def previous_lock(output: Path, sink: DiagnosticSink) -> dict[str, Any] | None:
         return None
 
 
-def generate(spec: Path, options: GenerateOptions, sink: DiagnosticSink) -> WriteReport:
-    """The whole pipeline. Raises `Aborted` (nothing written) when a stage before writing
-    reports an error; refusals to overwrite come back in the report (and the sink), and so do
-    the changes to the tool surface: with breaking ones and no `accept_breaking`, nothing is
-    written and the report is `blocked`.
+def _warn_unused_config(output: Path, tree: FileTree, sink: DiagnosticSink) -> None:
+    """A run from a spec into a folder whose `mcpmint.yaml` says more than the scaffold."""
+    found = find_config(output) if output.is_dir() else None
+    if found is None:
+        return
+    try:
+        same = found.read_text(encoding="utf-8") == tree.scaffold.get(found.name)
+    except (OSError, UnicodeDecodeError):
+        same = False
+    if not same:
+        sink.warning(
+            found.as_posix(),
+            "this output folder has its own project config, which a run from a spec ignores",
+            f"run `mcpmint generate {found.as_posix()}` (or `mcpmint generate` inside the "
+            "folder) to use its selection, overrides and options",
+        )
+
+
+def generate(spec: Path | Config, options: GenerateOptions, sink: DiagnosticSink) -> WriteReport:
+    """The whole pipeline, from a spec or from a project config (`mcpmint.yaml`, whose
+    folder is the default output folder). Raises `Aborted` (nothing written) when a stage
+    before writing reports an error; refusals to overwrite come back in the report (and the
+    sink), and so do the changes to the tool surface: with breaking ones and no
+    `accept_breaking`, nothing is written and the report is `blocked`.
 
     With `check`, a run whose inputs fingerprint and generated files are unchanged returns at
     once (`report.quick`), without loading the spec.
     """
+    config = spec if isinstance(spec, Config) else None
     if options.check and up_to_date(spec, options):
         report = WriteReport(quick=True)
-        report.output = options.output
+        report.output = options.output or (config.folder if config else None)
         return report
-    server, files = build_with_inputs(spec, sink, options.namespace, options.root)
-    output = options.output or Path(server.distribution)
-    spec_file = _relative(spec, output)
-    tree = render_server(server, spec_file, sink)
+    if config is not None:
+        spec_path = config.source.spec
+        server, files = build_with_inputs(spec_path, sink, config=config)
+        output = options.output or config.folder
+        config_file: str | None = _relative(config.path, output)
+        files = (*files, config.path)
+    else:
+        assert isinstance(spec, Path)
+        spec_path = spec
+        server, files = build_with_inputs(spec, sink, options.namespace, options.root)
+        output = options.output or Path(server.distribution)
+        config_file = None
+    spec_file = _relative(spec_path, output)
+    root_file = _relative(options.root, output) if options.root and config is None else None
+    tree = render_server(server, spec_file, sink, config=config is None, root_file=root_file)
+    if config is None:
+        _warn_unused_config(output, tree, sink)
     old_lock = previous_lock(output, sink)
     changes = (
         [] if old_lock is None else diff_locks(old_lock, parse_lock(tree.generated[LOCK_FILE]))
@@ -137,7 +232,7 @@ def generate(spec: Path, options: GenerateOptions, sink: DiagnosticSink) -> Writ
     inputs = inputs_fingerprint(
         spec_file,
         {_relative(path, output): file_sha256(path) for path in files},
-        _options(options),
+        _options(options, config_file),
         generator_identity(),
     )
     report = write_tree(

@@ -6,15 +6,18 @@ argument object, and reports what it cannot use as located diagnostics.
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from fnmatch import fnmatchcase
 from typing import Any
 from urllib.parse import urlsplit
 
 from jsonschema import Draft202012Validator
 
 from .. import ir, naming, refs
+from ..config import Override, Selection
 from ..diagnostics import DiagnosticSink
 from ..load import RawDocument
 from ..runtime.catalog import RESERVED_HEADERS
@@ -36,8 +39,12 @@ _SUPPORTED_BODY_MEDIA = ("application/x-www-form-urlencoded", "text/plain")
 class BuildOptions:
     namespace: str | None = None
     max_tool_name: int = naming.DEFAULT_MAX_TOOL_NAME
-    # Which tools ask the user before acting (docs/safety.md); from mcpmint.yaml later.
+    # Which tools ask the user before acting (docs/safety.md); `output.confirmation`.
     confirmation: ir.ConfirmationPolicy = "writes"
+    # Selection and overrides from mcpmint.yaml (docs/config.md): the operator's word.
+    include: Selection | None = None
+    exclude: Selection | None = None
+    overrides: tuple[Override, ...] = ()
 
 
 @dataclass
@@ -49,6 +56,10 @@ class _Operation:
     pointer: str
     operation: Mapping[str, Any]
     path_parameters: list[Any]
+
+    @property
+    def key(self) -> str:
+        return f"{self.method.upper()} {self.path}"
 
 
 def build_server(
@@ -276,10 +287,27 @@ class _Builder:
         self, namespace: str, operations: list[_Operation], known_schemes: set[str]
     ) -> list[ir.Tool]:
         self.check_operation_ids(operations)
+        overrides = self.match_overrides(operations)
+        operations = self.select(operations, overrides)
+        names = self.tool_names(namespace, operations, overrides)
+        tools = []
+        for op in operations:
+            name = names[op.key]
+            tool = self.tool(name, namespace, op, known_schemes)
+            if tool is not None:
+                override = overrides.get(op.key)
+                tools.append(tool if override is None else self.overridden(tool, override))
+        return tools
+
+    def tool_names(
+        self, namespace: str, operations: list[_Operation], overrides: dict[str, Override]
+    ) -> dict[str, str]:
+        """Each operation's tool name, by key ("METHOD /path"); collisions are errors."""
+        limit = self.options.max_tool_name
         requests = [
             naming.NameRequest(
                 source=self.locate(op.pointer),
-                key=f"{op.method.upper()} {op.path}",
+                key=op.key,
                 words=tuple(
                     naming.operation_words(
                         str(op.operation.get("operationId") or ""), op.method, op.path
@@ -287,10 +315,9 @@ class _Builder:
                 ),
             )
             for op in operations
+            if op.key not in overrides or overrides[op.key].name is None
         ]
-        names, collisions = naming.assign_tool_names(
-            namespace, requests, self.options.max_tool_name
-        )
+        names, collisions = naming.assign_tool_names(namespace, requests, limit)
         for collision in collisions:
             self.sink.error(
                 collision.sources[0],
@@ -298,13 +325,160 @@ class _Builder:
                 + ", ".join(collision.sources),
                 "rename one operationId, or give one a name override in mcpmint.yaml",
             )
-        tools = []
+        # Names the operator chose: taken as written (namespaced), never shortened.
+        owners = {
+            name: f"{op.key} ({self.locate(op.pointer)})"
+            for op in operations
+            if (name := names.get(op.key))
+        }
         for op in operations:
-            name = names[f"{op.method.upper()} {op.path}"]
-            tool = self.tool(name, namespace, op, known_schemes)
-            if tool is not None:
-                tools.append(tool)
-        return tools
+            override = overrides.get(op.key)
+            if override is None or override.name is None:
+                continue
+            name = override.name
+            if not name.startswith(namespace + "_"):
+                name = f"{namespace}_{name}"
+            if len(name) > limit:
+                self.sink.error(
+                    override.location,
+                    f"override name {name!r} is {len(name)} characters, more than "
+                    f"output.max_tool_name ({limit})",
+                    "choose a shorter name or raise output.max_tool_name (at most 128)",
+                )
+            if name in owners:
+                self.sink.error(
+                    override.location,
+                    f"override name {name!r} for {op.key} is already the name of the tool of "
+                    f"{owners[name]}",
+                    "choose another name, or rename the other tool with an override too",
+                )
+            owners[name] = f"{op.key} (override at {override.location})"
+            names[op.key] = name
+        return names
+
+    # ------------------------------------------------------------------ mcpmint.yaml
+    def match_overrides(self, operations: list[_Operation]) -> dict[str, Override]:
+        """Each override, by the key ("METHOD /path") of the operation it names. An override
+        that names no operation is a stale entry: an error at its key."""
+        by_id = {str(op.operation["operationId"]): op for op in operations if _has_id(op)}
+        by_key = {op.key: op for op in operations}
+        matched: dict[str, Override] = {}
+        for override in self.options.overrides:
+            op = by_id.get(override.key) or by_key.get(_normal_key(override.key))
+            if op is None:
+                close = difflib.get_close_matches(override.key, [*by_id, *by_key], n=3)
+                self.sink.error(
+                    override.location,
+                    f"override {override.key!r} names no operation of the spec",
+                    (f"did you mean {' or '.join(map(repr, close))}? " if close else "")
+                    + 'key overrides by operationId or by "METHOD /path"; remove stale ones',
+                )
+                continue
+            if op.key in matched:
+                self.sink.error(
+                    override.location,
+                    f"override {override.key!r} names {op.key}, which already has an override "
+                    f"({matched[op.key].key!r} at {matched[op.key].location})",
+                    "merge the two overrides into one",
+                )
+                continue
+            matched[op.key] = override
+        return matched
+
+    def select(
+        self, operations: list[_Operation], overrides: dict[str, Override]
+    ) -> list[_Operation]:
+        """The operations `include`, `exclude` and `hidden` overrides keep."""
+        include, exclude = self.options.include, self.options.exclude
+        if include is None and exclude is None and not overrides:
+            return operations
+        for selection in (include, exclude):
+            if selection is not None:
+                self.check_selection(selection, operations)
+        kept = [
+            op
+            for op in operations
+            if (include is None or _matches_all(include, op))
+            and (exclude is None or not _matches_any(exclude, op))
+            and not (op.key in overrides and overrides[op.key].hidden)
+        ]
+        for key, override in overrides.items():
+            if not override.hidden and key not in {op.key for op in kept}:
+                self.sink.warning(
+                    override.location,
+                    f"override {override.key!r}: {key} is not selected, so it has no effect",
+                    "remove the override, or select the operation in include/exclude",
+                )
+        if operations and not kept:
+            chosen = include or exclude
+            where = chosen.location if chosen else next(iter(overrides.values())).location
+            self.sink.error(
+                where,
+                f"the selection keeps none of the spec's {len(operations)} operations",
+                "check include/exclude (include keeps operations that match every key given; "
+                "exclude drops those that match any entry) and the `hidden` overrides",
+            )
+        return kept
+
+    def check_selection(self, selection: Selection, operations: list[_Operation]) -> None:
+        """Entries that can never match are stale: unknown operationIds and tags are errors,
+        methods and path globs that match nothing are warnings."""
+        ids = {str(op.operation["operationId"]) for op in operations if _has_id(op)}
+        tags = {tag for op in operations for tag in _tags(op)}
+        for index, operation_id in enumerate(selection.operations):
+            if operation_id not in ids:
+                close = difflib.get_close_matches(operation_id, sorted(ids), n=3)
+                self.sink.error(
+                    selection.where("operations", index),
+                    f"no operation has the operationId {operation_id!r}",
+                    (f"did you mean {' or '.join(map(repr, close))}? " if close else "")
+                    + "remove stale entries",
+                )
+        for index, tag in enumerate(selection.tags):
+            if tag not in tags:
+                self.sink.error(
+                    selection.where("tags", index),
+                    f"no operation has the tag {tag!r}",
+                    "tags in the spec: " + (", ".join(sorted(tags)) or "none"),
+                )
+        for index, method in enumerate(selection.methods):
+            if not any(op.method.upper() == method for op in operations):
+                self.sink.warning(
+                    selection.where("methods", index), f"no operation uses the method {method}"
+                )
+        for index, glob in enumerate(selection.paths):
+            if not any(fnmatchcase(op.path, glob) for op in operations):
+                self.sink.warning(
+                    selection.where("paths", index),
+                    f"the path pattern {glob!r} matches no path of the spec",
+                    "patterns match whole paths as written in the spec; `*` also matches `/`, "
+                    "e.g. /pets/*",
+                )
+
+    def overridden(self, tool: ir.Tool, override: Override) -> ir.Tool:
+        """The operator's changes; annotations and confirmation may go either way."""
+        title = one_line(override.title) if override.title is not None else tool.title
+        hints = dict(override.annotations)
+        annotations = ir.Annotations(
+            title=title,
+            read_only=hints.get("readOnlyHint", tool.annotations.read_only),
+            destructive=hints.get("destructiveHint", tool.annotations.destructive),
+            idempotent=hints.get("idempotentHint", tool.annotations.idempotent),
+            open_world=hints.get("openWorldHint", tool.annotations.open_world),
+        )
+        confirmation = override.confirmation or ir.confirmation_for(
+            self.options.confirmation, annotations
+        )
+        description = tool.description
+        if override.description is not None:
+            description = clean_text(override.description) or tool.description
+        return replace(
+            tool,
+            title=title,
+            description=description,
+            annotations=annotations,
+            confirmation=confirmation,
+        )
 
     def check_operation_ids(self, operations: list[_Operation]) -> None:
         seen: dict[str, str] = {}
@@ -682,6 +856,44 @@ def _flattenable(schema: Mapping[str, Any]) -> bool:
         and schema.get("additionalProperties") is False
         and "patternProperties" not in schema
     )
+
+
+def _has_id(op: _Operation) -> bool:
+    operation_id = op.operation.get("operationId")
+    return isinstance(operation_id, str) and bool(operation_id.strip())
+
+
+def _tags(op: _Operation) -> list[str]:
+    tags = op.operation.get("tags")
+    return [str(t) for t in tags] if isinstance(tags, list) else []
+
+
+def _normal_key(key: str) -> str:
+    """`get /pets` -> `GET /pets`: the method part of an override key in any case."""
+    method, _, path = key.strip().partition(" ")
+    return f"{method.upper()} {path.strip()}"
+
+
+def _matches(selection: Selection, op: _Operation) -> list[bool]:
+    """For each key the selection gives: does the operation match one of its entries?"""
+    found = []
+    if selection.tags:
+        found.append(any(tag in selection.tags for tag in _tags(op)))
+    if selection.operations:
+        found.append(_has_id(op) and op.operation["operationId"] in selection.operations)
+    if selection.methods:
+        found.append(op.method.upper() in selection.methods)
+    if selection.paths:
+        found.append(any(fnmatchcase(op.path, glob) for glob in selection.paths))
+    return found
+
+
+def _matches_all(selection: Selection, op: _Operation) -> bool:
+    return all(_matches(selection, op))
+
+
+def _matches_any(selection: Selection, op: _Operation) -> bool:
+    return any(_matches(selection, op))
 
 
 def _annotations(method: str, title: str) -> ir.Annotations:

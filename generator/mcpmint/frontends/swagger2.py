@@ -551,6 +551,7 @@ class _Converter:
             return out
         properties: dict[str, Any] = {}
         required: list[str] = []
+        encoding: dict[str, Any] = {}
         has_file = False
         for param, old in form:
             name = param.get("name")
@@ -563,10 +564,15 @@ class _Converter:
             properties[name] = schema
             if param.get("required") is True and name not in required:
                 required.append(name)
-            if schema.get("type") == "array" and param.get("collectionFormat", "csv") != "multi":
+            fmt = param.get("collectionFormat", "csv")
+            if schema.get("type") == "array" and fmt != "multi":
+                # Kept as the 3.0 `encoding` for the record; the runtime repeats the field.
+                style, explode = self.collection_style(fmt, "query", old)
+                encoding[name] = {"style": style, "explode": explode}
                 self.note(
                     refs.join(old, "collectionFormat"),
-                    "form arrays are sent as repeated fields (collectionFormat multi)",
+                    f"form arrays are sent as repeated fields (collectionFormat multi), "
+                    f"not {fmt!r}",
                 )
         if not properties:
             return None
@@ -584,6 +590,8 @@ class _Converter:
         content = {}
         for media in media_types:
             content[media] = {"schema": copy.deepcopy(object_schema)}
+            if encoding and media == _FORM:
+                content[media]["encoding"] = copy.deepcopy(encoding)
             schema_pointer = refs.join(new, "content", media, "schema")
             self.map(schema_pointer, refs.join(old_pointer, "parameters"))
             for param, old in form:

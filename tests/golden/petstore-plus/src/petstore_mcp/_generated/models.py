@@ -10,45 +10,27 @@ class AnyValue(RootModel[Any]):
     root: Any
 
 
-class Kind(BaseModel):
+class ArgKind1(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
     )
     bark: bool | None = None
 
 
-class Kind1(BaseModel):
+class ArgKind2(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
     )
     meow: bool | None = None
+
+
+class ArgKind(RootModel[ArgKind1 | ArgKind2]):
+    root: ArgKind1 | ArgKind2
 
 
 class Category(BaseModel):
     children: list[Category] | None = None
     name: str | None = None
-
-
-class Kind2(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    bark: bool | None = None
-
-
-class Kind3(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    meow: bool | None = None
-
-
-class Kind4(BaseModel):
-    bark: bool | None = None
-
-
-class Kind5(BaseModel):
-    meow: bool | None = None
 
 
 class CreateStoresInventoryAdjustmentsByCategoryArguments(BaseModel):
@@ -76,12 +58,16 @@ class GetPetArguments(BaseModel):
     petId: int
 
 
-class Kind6(BaseModel):
+class Kind1(BaseModel):
     bark: bool | None = None
 
 
-class Kind7(BaseModel):
+class Kind2(BaseModel):
     meow: bool | None = None
+
+
+class Kind(RootModel[Kind1 | Kind2]):
+    root: Kind1 | Kind2
 
 
 class ListAllPetsOwnedSpecificUserIncludingArchivedArguments(BaseModel):
@@ -109,25 +95,11 @@ class ListPetsArguments(BaseModel):
     status: Literal["available", "pending", "sold"] | None = None
 
 
-class Kind8(BaseModel):
+class Kind3(BaseModel):
     bark: bool | None = None
 
 
-class Kind9(BaseModel):
-    meow: bool | None = None
-
-
-class Kind10(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    bark: bool | None = None
-
-
-class Kind11(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
+class Kind4(BaseModel):
     meow: bool | None = None
 
 
@@ -144,7 +116,7 @@ class ArgPet(BaseModel):
         extra="forbid",
     )
     id: int
-    kind: Kind | Kind1 | None = None
+    kind: ArgKind | None = None
     name: str
     owner: ArgOwner | None = None
     status: Literal["available", "pending", "sold"] | None = None
@@ -155,7 +127,7 @@ class CreatePetArguments(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
     )
-    kind: Kind2 | Kind3 | None = None
+    kind: ArgKind | None = None
     name: str
     owner: ArgOwner | None = None
     status: Literal["available", "pending", "sold"] | None = None
@@ -164,7 +136,7 @@ class CreatePetArguments(BaseModel):
 
 class CreatePetResult(BaseModel):
     id: int | None = None
-    kind: Kind4 | Kind5 | None = None
+    kind: Kind | None = None
     name: str | None = None
     owner: Owner | None = None
     status: str | None = None
@@ -173,7 +145,7 @@ class CreatePetResult(BaseModel):
 
 class GetPetResult(BaseModel):
     id: int | None = None
-    kind: Kind6 | Kind7 | None = None
+    kind: Kind | None = None
     name: str | None = None
     owner: Owner | None = None
     status: str | None = None
@@ -181,7 +153,7 @@ class GetPetResult(BaseModel):
 
 
 class ListPetsResult(BaseModel):
-    result: list[Pet] | None = None
+    result: list[PetV2] | None = None
 
 
 class Owner(BaseModel):
@@ -189,11 +161,25 @@ class Owner(BaseModel):
     pets: list[Pet] | None = None
 
 
+class OwnerV2(BaseModel):
+    name: str | None = None
+    pets: list[PetV2] | None = None
+
+
 class Pet(BaseModel):
     id: int | None = None
-    kind: Kind8 | Kind9 | None = None
+    kind: Kind | None = None
     name: str | None = None
     owner: Owner | None = None
+    status: str | None = None
+    tag: str | None = None
+
+
+class PetV2(BaseModel):
+    id: int | None = None
+    kind: Kind3 | Kind4 | None = None
+    name: str | None = None
+    owner: OwnerV2 | None = None
     status: str | None = None
     tag: str | None = None
 
@@ -202,7 +188,7 @@ class Body(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
     )
-    kind: Kind10 | Kind11 | None = None
+    kind: ArgKind | None = None
     name: str
     owner: ArgOwner | None = None
     status: Literal["available", "pending", "sold"] | None = None
@@ -223,6 +209,7 @@ CreatePetResult.model_rebuild()
 GetPetResult.model_rebuild()
 ListPetsResult.model_rebuild()
 Owner.model_rebuild()
+OwnerV2.model_rebuild()
 
 ARGUMENTS: dict[str, type[BaseModel]] = {
     "petstore_create_pet": CreatePetArguments,

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = [
+    "CONFIRMATIONS",
     "RESERVED_HEADERS",
     "Body",
     "Catalog",
@@ -64,6 +65,8 @@ STYLES: Mapping[str, frozenset[str]] = {
     "cookie": frozenset({"form", "json"}),
 }
 BODY_MEDIA_TYPES = ("application/json", "application/x-www-form-urlencoded", "text/plain")
+CONFIRMATIONS = ("required", "none")
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "TRACE"})
 
 _TOOL_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
 # RFC 9110 token: the only characters allowed in a header or cookie name.
@@ -168,6 +171,13 @@ class Tool:
     security: tuple[tuple[SecurityRequirement, ...], ...]
     output_wrap: str | None
     meta: Mapping[str, Any] = field(default_factory=dict)
+    # "required": the user confirms every call through MCP elicitation before anything is sent.
+    confirmation: str = "required"
+
+    @property
+    def needs_confirmation(self) -> bool:
+        """Whether a call waits for the user's explicit confirmation."""
+        return self.confirmation != "none"
 
     @property
     def argument_names(self) -> frozenset[str]:
@@ -297,6 +307,8 @@ def _tool(raw: Mapping[str, Any], p: str, schemes: Mapping[str, SecurityScheme])
     if wrap not in (None, "result"):
         raise CatalogError(f"{p}/output/wrap", f"unsupported wrap {wrap!r}")
     request = _request(_mapping(raw.get("request"), f"{p}/request"), f"{p}/request")
+    annotations = _mapping(raw.get("annotations", {}), f"{p}/annotations")
+    confirmation = _confirmation(raw, request.method, p)
     security = _security(_sequence(raw.get("security", []), f"{p}/security"), p, schemes)
     _check_credential_clashes(request, security, schemes, p)
     tool = Tool(
@@ -305,11 +317,12 @@ def _tool(raw: Mapping[str, Any], p: str, schemes: Mapping[str, SecurityScheme])
         description=_str(raw, "description", p),
         input_schema=input_schema,
         output_schema=output_schema,
-        annotations=_mapping(raw.get("annotations", {}), f"{p}/annotations"),
+        annotations=annotations,
         request=request,
         security=security,
         output_wrap=wrap,
         meta=_mapping(raw.get("meta", {}), f"{p}/meta"),
+        confirmation=confirmation,
     )
     properties = input_schema.get("properties", {})
     for argument in sorted(tool.argument_names):
@@ -319,6 +332,16 @@ def _tool(raw: Mapping[str, Any], p: str, schemes: Mapping[str, SecurityScheme])
                 f"argument {argument!r} is used by the request but not declared",
             )
     return tool
+
+
+def _confirmation(raw: Mapping[str, Any], method: str, p: str) -> str:
+    # Absent (a hand-written catalog): fail safe, as the `writes` policy decides from the method
+    # alone (annotations in the file are not trusted to make a tool look safer).
+    default = "none" if method in SAFE_METHODS else "required"
+    value = raw.get("confirmation", default)
+    if value not in CONFIRMATIONS:
+        raise CatalogError(f"{p}/confirmation", f"must be one of {list(CONFIRMATIONS)}")
+    return str(value)
 
 
 def _request(raw: Mapping[str, Any], p: str) -> RequestSpec:

@@ -1,42 +1,61 @@
 """The MCP server of a generated package, on the SDK's low-level `Server`.
 
 A call goes: validate arguments, resolve the base URL, choose credentials, build the request,
-add credentials, send, map the response. Every step before sending can fail, and when one does
-nothing has left the process.
+ask the user to confirm (tools whose confirmation is required), add credentials, send, map the
+response. Every step before sending can fail, and when one does nothing has left the process.
 """
 
 from __future__ import annotations
 
 import argparse
-import ipaddress
 import logging
 import os
 import sys
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
+from urllib.parse import urlsplit
 
 import anyio
 import httpx2
 import mcp_types as types
 from mcp.server import Server, ServerRequestContext
+from mcp.server.auth.middleware.auth_context import get_access_token
+from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
 from starlette.applications import Starlette
 
 from .arguments import ArgumentValidator
+from .auth import (
+    InboundAuth,
+    ServingSettings,
+    SettingsError,
+    admin_scopes,
+    is_loopback_host,
+    load_settings,
+    refused_scopes,
+    scope_alternatives,
+)
 from .catalog import Catalog, Tool
+from .confirm import Confirmer, describe
 from .credentials import CredentialError, Credentials
 from .redaction import redact
 from .request import ArgumentError, PreparedRequest, build_request, split_base_url
 from .results import OutputValidator, error_result, upstream_result
 from .upstream import UpstreamClient, UpstreamError, UpstreamResponse, resolve_base_url
 
-__all__ = ["build_server", "http_app", "main"]
+__all__ = ["ConfigurationError", "build_server", "http_app", "main", "state_security"]
 
 logger = logging.getLogger(__name__)
 
 _LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
+STATE_TTL_SECONDS = 600.0
+MIN_STATE_KEY_BYTES = 32
+
+
+class ConfigurationError(ValueError):
+    """A run-time setting is unusable; the message names the variable, never its value."""
 
 
 def build_server(
@@ -50,11 +69,16 @@ def build_server(
     Args:
         catalog: the loaded `tools.json`.
         transport: the upstream HTTP transport (tests pass an `httpx2.MockTransport`).
-        environ: where base URL and credential variables are read; `os.environ` by default.
+        environ: where base URL, credential and state-key variables are read; `os.environ`
+            by default.
+
+    Raises:
+        ConfigurationError: `<PREFIX>_STATE_KEY` is set but too short.
     """
-    runtime = _Runtime(catalog, transport, os.environ if environ is None else environ)
+    environ = os.environ if environ is None else environ
+    runtime = _Runtime(catalog, transport, environ)
     info = catalog.server
-    return Server(
+    server: Server[dict[str, Any]] = Server(
         info.name,
         version=info.version,
         title=info.title or None,
@@ -64,53 +88,150 @@ def build_server(
         on_list_tools=runtime.list_tools,
         on_call_tool=runtime.call_tool,
     )
+    # 2026-07-28 confirmations travel in `request_state`, which the client echoes: the boundary
+    # seals it (AES-GCM) and binds it to the tool, its arguments and the caller.
+    server.middleware.append(
+        RequestStateBoundary(state_security(catalog, environ), default_audience=info.name)
+    )
+    return server
 
 
-def http_app(server: Server[Any], *, host: str = "127.0.0.1") -> Starlette:
-    """The streamable HTTP app at `/mcp`, with Host and Origin checks on (DNS rebinding)."""
+def state_security(catalog: Catalog, environ: Mapping[str, str]) -> RequestStateSecurity:
+    """A key shared through `<PREFIX>_STATE_KEY` (replicas behind one URL), else a fresh one."""
+    variable = f"{catalog.server.env_prefix}_STATE_KEY"
+    key = environ.get(variable, "")
+    if not key:
+        return RequestStateSecurity.ephemeral(ttl=STATE_TTL_SECONDS)
+    if len(key.encode()) < MIN_STATE_KEY_BYTES:
+        raise ConfigurationError(
+            f"{variable} must hold at least {MIN_STATE_KEY_BYTES} bytes of secret randomness "
+            "(for example the output of: python -c 'import secrets; print(secrets.token_hex(32))')"
+        )
+    return RequestStateSecurity(keys=[key], ttl=STATE_TTL_SECONDS)
+
+
+def http_app(
+    server: Server[Any],
+    *,
+    host: str = "127.0.0.1",
+    auth: InboundAuth | None = None,
+    allowed_hosts: Sequence[str] = (),
+    allowed_origins: Sequence[str] = (),
+) -> Starlette:
+    """The streamable HTTP app at `/mcp`, with Host and Origin checks on (DNS rebinding).
+
+    Args:
+        server: from `build_server`.
+        host: the address the app is bound to; allowed as a Host header besides loopback.
+        auth: inbound JWT auth (`<P>_AUTH=jwt`); `None` serves without authentication.
+        allowed_hosts: more Host header values (`name` allows any port, `name:port` one).
+            With `auth`, the resource URL's host is allowed too.
+        allowed_origins: more Origin header values (`https://app.example.com`); a request
+            without an Origin header (not from a browser) is always allowed.
+    """
     hosts = [f"{name}:*" for name in _LOOPBACK_NAMES]
     origins = [f"http://{name}:*" for name in _LOOPBACK_NAMES]
     bracketed = f"[{host}]" if ":" in host else host
+    extra_hosts = list(allowed_hosts)
     if bracketed not in _LOOPBACK_NAMES:
-        hosts.append(f"{bracketed}:*")
-        origins.append(f"http://{bracketed}:*")
-    return server.streamable_http_app(
+        extra_hosts.append(bracketed)
+    if auth is not None:
+        extra_hosts.append(urlsplit(auth.settings.resource_url).netloc)
+    for name in extra_hosts:
+        hosts.extend(_with_any_port(name))
+    for origin in allowed_origins:
+        origins.extend(_with_any_port(origin))
+    app = server.streamable_http_app(
         streamable_http_path="/mcp",
         host=host,
         transport_security=TransportSecuritySettings(
-            enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins
+            enable_dns_rebinding_protection=True,
+            allowed_hosts=list(dict.fromkeys(hosts)),
+            allowed_origins=list(dict.fromkeys(origins)),
         ),
+        auth=None if auth is None else auth.auth_settings(),
+        token_verifier=None if auth is None else auth.verifier,
     )
+    if auth is not None:
+        auth.install(app)
+    return app
 
 
-def main(catalog: Catalog, argv: list[str] | None = None) -> int:
-    """Run the server over stdio (the default) or streamable HTTP; returns the exit code."""
-    parser = argparse.ArgumentParser(
-        prog=catalog.server.name, description=f"MCP server {catalog.server.name}"
-    )
+def _with_any_port(value: str) -> list[str]:
+    """`value` itself, and `value:*` when it names no port (a Host or an Origin)."""
+    netloc = value.split("://", 1)[-1]
+    has_port = ":" in netloc.rsplit("]", 1)[-1]  # after an IPv6 literal's brackets
+    return [value] if has_port else [value, f"{value}:*"]
+
+
+def main(
+    catalog: Catalog, argv: list[str] | None = None, *, environ: Mapping[str, str] | None = None
+) -> int:
+    """Run the server over stdio (the default) or streamable HTTP; returns the exit code.
+
+    Over HTTP, inbound auth is read from `<P>_AUTH` and its companions (`auth.load_settings`);
+    stdio has no inbound auth (the client started the process).
+    """
+    environ = os.environ if environ is None else environ
+    prog = catalog.server.name
+    parser = argparse.ArgumentParser(prog=prog, description=f"MCP server {prog}")
     parser.add_argument("--transport", choices=("stdio", "http"), default="stdio")
-    parser.add_argument("--host", default="127.0.0.1", help="HTTP only; a loopback address")
+    parser.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="HTTP only; a non-loopback address requires inbound auth (<PREFIX>_AUTH=jwt)",
+    )
     parser.add_argument("--port", type=int, default=8000, help="HTTP only")
+    parser.add_argument(
+        "--allow-unauthenticated-public",
+        action="store_true",
+        help="HTTP only; serve a non-loopback address without inbound auth (not recommended)",
+    )
     args = parser.parse_args(argv)
+    settings: ServingSettings | None = None
     if args.transport == "http":
-        if not _is_loopback(args.host):
-            print(
-                f"{parser.prog}: refusing to listen on {args.host}: serving beyond this machine "
-                "requires inbound authentication, which this server does not have yet. "
-                "Use a loopback address such as 127.0.0.1.",
-                file=sys.stderr,
-            )
-            return 2
         if not 0 <= args.port <= 65535:
             parser.error(f"invalid port {args.port}")
-    server = build_server(catalog)
-    if args.transport == "stdio":
+        try:
+            settings = load_settings(catalog.server.env_prefix, environ)
+        except SettingsError as exc:
+            print(f"{prog}: {exc}", file=sys.stderr)
+            return 2
+        if settings.jwt is None and not is_loopback_host(args.host):
+            if not args.allow_unauthenticated_public:
+                print(
+                    f"{prog}: refusing to listen on {args.host} without inbound authentication: "
+                    f"set {catalog.server.env_prefix}_AUTH=jwt (see docs/auth.md), use a "
+                    "loopback address such as 127.0.0.1, or pass "
+                    "--allow-unauthenticated-public to accept the risk.",
+                    file=sys.stderr,
+                )
+                return 2
+            print(
+                f"{prog}: WARNING: serving {args.host} without inbound authentication: anyone "
+                "who can reach this port can call every tool with this server's credentials.",
+                file=sys.stderr,
+            )
+    try:
+        server = build_server(catalog, environ=environ)
+    except ConfigurationError as exc:
+        print(f"{prog}: {exc}", file=sys.stderr)
+        return 2
+    if settings is None:
         anyio.run(_serve_stdio, server)
         return 0
     # Imported here so that stdio mode never loads an HTTP server at all (H10).
     import uvicorn
 
-    uvicorn.run(http_app(server, host=args.host), host=args.host, port=args.port)
+    auth = None if settings.jwt is None else InboundAuth(settings.jwt, catalog)
+    app = http_app(
+        server,
+        host=args.host,
+        auth=auth,
+        allowed_hosts=settings.allowed_hosts,
+        allowed_origins=settings.allowed_origins,
+    )
+    uvicorn.run(app, host=args.host, port=args.port)
     return 0
 
 
@@ -119,15 +240,6 @@ async def _serve_stdio(server: Server[Any]) -> None:
 
     async with stdio_server() as (read, write):
         await server.run(read, write, server.create_initialization_options())
-
-
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 class _Runtime:
@@ -149,6 +261,9 @@ class _Runtime:
             for tool in catalog.tools
         }
         self._credentials = Credentials(catalog, environ)
+        self._scopes = {tool.name: scope_alternatives(tool) for tool in catalog.tools}
+        self._admin_scopes = admin_scopes(catalog.server.env_prefix, environ)
+        self._confirmer = Confirmer(ttl=STATE_TTL_SECONDS)
         info = catalog.server
         self._upstream = UpstreamClient(
             catalog.upstream,
@@ -182,13 +297,16 @@ class _Runtime:
 
     async def call_tool(
         self, ctx: ServerRequestContext[dict[str, Any]], params: types.CallToolRequestParams
-    ) -> types.CallToolResult:
+    ) -> types.CallToolResult | types.InputRequiredResult:
         tool = self._tools.get(params.name)
         if tool is None:
             raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {params.name}")
+        refusal = self._check_scopes(tool)
+        if refusal is not None:
+            return refusal
         arguments: object = {} if params.arguments is None else params.arguments
         try:
-            return await self._call(tool, arguments)
+            return await self._call(ctx, params, tool, arguments)
         except Exception as exc:
             # Details stay in the log: an exception text could hold a secret or a response.
             logger.exception("tool %s failed", tool.name)
@@ -197,7 +315,30 @@ class _Runtime:
                 "may not have reached the upstream API."
             )
 
-    async def _call(self, tool: Tool, arguments: object) -> types.CallToolResult:
+    def _check_scopes(self, tool: Tool) -> types.CallToolResult | None:
+        """Inbound scopes, checked again here (HTTP answers 403 first, in `auth.ScopeGate`).
+
+        Over stdio and in memory there is no verified caller, and nothing to check.
+        """
+        token = get_access_token()
+        if token is None:
+            return None
+        needed = refused_scopes(self._scopes[tool.name], token.scopes, self._admin_scopes)
+        if not needed:
+            return None
+        logger.info("tool %s: insufficient scope, nothing sent", tool.name)
+        return error_result(
+            f"Forbidden: the access token lacks the scope this tool requires "
+            f"({' '.join(needed)}). Nothing was sent."
+        )
+
+    async def _call(
+        self,
+        ctx: ServerRequestContext[dict[str, Any]],
+        params: types.CallToolRequestParams,
+        tool: Tool,
+        arguments: object,
+    ) -> types.CallToolResult | types.InputRequiredResult:
         problems = self._arguments[tool.name].errors(arguments)
         if problems or not isinstance(arguments, Mapping):
             listed = "\n".join(f"- {p}" for p in problems)
@@ -206,11 +347,27 @@ class _Runtime:
             base_url = resolve_base_url(self._catalog, self._environ)
             plan = self._credentials.select(tool)
             request = build_request(tool, arguments, base_url)
-            request = await self._credentials.apply(plan, request, base_url, self._send)
         except ArgumentError as exc:
             return error_result(
                 f"Invalid argument {exc.argument}: {exc.message}. Nothing was sent."
             )
+        except (UpstreamError, CredentialError) as exc:
+            return error_result(redact(str(exc), self._credentials.secrets()))
+        if tool.needs_confirmation:
+            message = describe(
+                tool,
+                request,
+                arguments,
+                catalog=self._catalog,
+                plan=plan,
+                secrets=self._credentials.secrets(),
+            )
+            refusal = await self._confirmer.confirm(ctx, params, tool, arguments, message)
+            if refusal is not None:
+                logger.info("tool %s: not confirmed, nothing sent", tool.name)
+                return refusal
+        try:
+            request = await self._credentials.apply(plan, request, base_url, self._send)
         except (UpstreamError, CredentialError) as exc:
             return error_result(redact(str(exc), self._credentials.secrets()))
         secrets = self._credentials.secrets()

@@ -1,0 +1,176 @@
+"""Sending prepared requests to the upstream API with `httpx2`.
+
+One client per server, created on first use. Redirects are never followed (a 302 to an
+internal address must not carry our credentials there), cookies from responses are never kept
+(they would leak between calls), and the whole exchange has a deadline, not only each read.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from http.cookiejar import CookieJar, DefaultCookiePolicy
+from urllib.parse import urlsplit
+
+import anyio
+import httpx2
+
+from .catalog import Catalog, Upstream
+from .redaction import RedactingFilter
+from .request import PreparedRequest, split_base_url
+
+__all__ = [
+    "MAX_RESPONSE_BYTES",
+    "UpstreamClient",
+    "UpstreamError",
+    "UpstreamResponse",
+    "resolve_base_url",
+]
+
+MAX_RESPONSE_BYTES = 10 * 1024 * 1024
+_CONNECT_TIMEOUT = 10.0
+_HTTPX_LOGGER = logging.getLogger("httpx2")
+
+
+class UpstreamError(Exception):
+    """The upstream could not be reached or used; the message is safe to show the model."""
+
+
+@dataclass(frozen=True)
+class UpstreamResponse:
+    """What came back, read whole (within `MAX_RESPONSE_BYTES`)."""
+
+    status: int
+    reason: str
+    content_type: str
+    body: bytes
+    location: str = ""
+
+
+def resolve_base_url(catalog: Catalog, environ: Mapping[str, str]) -> str:
+    """The base URL to use: `<envPrefix>_BASE_URL` if set, else `upstream.baseUrl`.
+
+    Raises:
+        UpstreamError: neither is an absolute http(s) URL; the message names the variable.
+    """
+    variable = f"{catalog.server.env_prefix}_BASE_URL"
+    configured = environ.get(variable, "")
+    url = configured or catalog.upstream.base_url
+    if not url:
+        raise UpstreamError(
+            f"The upstream API's base URL is not configured: set {variable} to its absolute "
+            "http:// or https:// URL. No request was sent."
+        )
+    try:
+        split_base_url(url)
+    except ValueError as exc:
+        source = variable if configured else "the spec's server URL"
+        raise UpstreamError(
+            f"{source} is not usable ({exc}); set {variable} to the API's absolute http:// or "
+            "https:// URL. No request was sent."
+        ) from None
+    return url
+
+
+class UpstreamClient:
+    """The server's HTTP client for the upstream API (and for OAuth2 token endpoints)."""
+
+    def __init__(
+        self,
+        settings: Upstream,
+        *,
+        user_agent: str,
+        transport: httpx2.AsyncBaseTransport | None = None,
+        secrets: Callable[[], Iterable[str]] = frozenset,
+    ) -> None:
+        self._timeout = settings.timeout_seconds
+        self._log_filter = RedactingFilter(secrets)
+        self._user_agent = user_agent
+        self._transport = transport
+        self._client: httpx2.AsyncClient | None = None
+
+    async def send(self, request: PreparedRequest, *, origin: str) -> UpstreamResponse:
+        """Send `request`, which must stay on `origin` (`scheme://host[:port]`).
+
+        Raises:
+            UpstreamError: network failure, timeout, oversized response; no secrets in it.
+        """
+        client = self._get_client()
+        built = client.build_request(
+            request.method, request.url, headers=list(request.headers), content=request.body
+        )
+        # httpx2 parses the URL again; refuse if its reading of the origin differs from ours.
+        if _origin(built.url.scheme, built.url.host, built.url.port) != _origin_of(origin):
+            raise UpstreamError("refused: the request URL does not stay on the upstream origin")
+        where = f"{request.method} {origin}"
+        try:
+            with anyio.fail_after(self._timeout):
+                response = await client.send(built, stream=True)
+                try:
+                    body = await _read_capped(response)
+                finally:
+                    await response.aclose()
+        except (TimeoutError, httpx2.TimeoutException):
+            raise UpstreamError(
+                f"The upstream API did not answer within {self._timeout:g} seconds ({where})."
+            ) from None
+        except httpx2.ConnectError:
+            raise UpstreamError(f"Could not connect to the upstream API ({where}).") from None
+        except httpx2.HTTPError as exc:
+            raise UpstreamError(
+                f"Network error talking to the upstream API ({where}): {type(exc).__name__}."
+            ) from None
+        return UpstreamResponse(
+            status=response.status_code,
+            reason=response.reason_phrase,
+            content_type=response.headers.get("content-type", ""),
+            body=body,
+            location=response.headers.get("location", ""),
+        )
+
+    async def aclose(self) -> None:
+        """Close the connection pool; a later `send` opens a new one."""
+        client, self._client = self._client, None
+        if client is not None:
+            _HTTPX_LOGGER.removeFilter(self._log_filter)
+            await client.aclose()
+
+    def _get_client(self) -> httpx2.AsyncClient:
+        if self._client is None:
+            # httpx2 logs every request URL at INFO, query-string API keys included.
+            _HTTPX_LOGGER.addFilter(self._log_filter)
+            self._client = httpx2.AsyncClient(
+                transport=self._transport,
+                follow_redirects=False,
+                timeout=httpx2.Timeout(self._timeout, connect=min(self._timeout, _CONNECT_TIMEOUT)),
+                cookies=CookieJar(policy=DefaultCookiePolicy(allowed_domains=[])),
+                headers={"User-Agent": self._user_agent},
+            )
+        return self._client
+
+
+async def _read_capped(response: httpx2.Response) -> bytes:
+    chunks: list[bytes] = []
+    size = 0
+    # Counting decoded bytes also bounds a compressed body that would expand without limit.
+    async for chunk in response.aiter_bytes():
+        size += len(chunk)
+        if size > MAX_RESPONSE_BYTES:
+            raise UpstreamError(
+                f"The upstream API answered HTTP {response.status_code} with a response larger "
+                f"than {MAX_RESPONSE_BYTES} bytes, which was discarded. If the call changes "
+                "anything, it has been carried out: do not repeat it blindly."
+            )
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _origin(scheme: str, host: str, port: int | None) -> tuple[str, str, int]:
+    default = 443 if scheme == "https" else 80
+    return scheme, host.lower(), port or default
+
+
+def _origin_of(url: str) -> tuple[str, str, int]:
+    parts = urlsplit(url)
+    return _origin(parts.scheme, parts.hostname or "", parts.port)
