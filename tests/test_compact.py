@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator  # type: ignore[import-untyped, unused-ignore]
 
-from mcpmint.compact import compact, inline_defs
+from mcpmint.compact import compact, inline_defs, limit_depth
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
 
@@ -180,3 +180,52 @@ def _hoisted(schema: dict[str, Any]) -> set[str]:
     """Hoisted entries never refer back to themselves (cycles are the converter's)."""
     defs = schema.get("$defs", {})
     return {name for name, sub in defs.items() if f'"#/$defs/{name}"' not in json.dumps(sub)}
+
+
+def _big_cyclic_output() -> dict[str, Any]:
+    node = {
+        "type": "object",
+        "properties": {
+            f"field_{i}": {"type": "string", "description": "x" * 40} for i in range(30)
+        },
+    }
+    node["properties"]["children"] = {"type": "array", "items": {"$ref": "#/$defs/Node"}}
+    node["properties"]["parent"] = {"$ref": "#/$defs/Node"}
+    return {
+        "type": "object",
+        "properties": {"root": {"$ref": "#/$defs/Node"}},
+        "$defs": {"Node": node},
+    }
+
+
+def test_output_schemas_within_the_budget_are_left_alone() -> None:
+    schema = {"type": "object", "properties": {"a": {"type": "string"}}}
+    assert limit_depth(schema, 1000) == schema
+
+
+def test_oversized_output_schemas_are_cut_to_a_depth_that_fits_and_only_get_more_permissive() -> (
+    None
+):
+    schema = _big_cyclic_output()
+    cut = limit_depth(schema, 1500)
+    assert len(json.dumps(cut, separators=(",", ":"))) <= 1500
+    assert "$defs" not in cut and "$ref" not in json.dumps(cut)
+    Draft202012Validator.check_schema(cut)
+    # The structure near the root survives...
+    assert cut["properties"]["root"]["type"] == "object"
+    instances = [
+        {"root": {"field_1": "a", "children": [{"field_2": "b", "parent": {}}]}},
+        {"root": {"children": [{"children": [{"children": []}]}]}},
+        {"root": {"field_1": 5}},
+        {"root": "not an object"},
+    ]
+    full, limited = Draft202012Validator(schema), Draft202012Validator(cut)
+    for instance in instances:
+        # ...and nothing the full schema accepts is refused by the cut one.
+        if full.is_valid(instance):
+            assert limited.is_valid(instance), instance
+    assert not limited.is_valid(instances[3])
+
+
+def test_a_schema_that_cannot_fit_at_any_depth_becomes_any_object() -> None:
+    assert limit_depth(_big_cyclic_output(), 10) == {"type": "object"}

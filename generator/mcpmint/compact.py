@@ -33,7 +33,7 @@ import re
 from collections.abc import Mapping
 from typing import Any, Final
 
-__all__ = ["HOIST_MIN_BYTES", "compact", "inline_defs"]
+__all__ = ["HOIST_MIN_BYTES", "OUTPUT_SCHEMA_MAX_BYTES", "compact", "inline_defs", "limit_depth"]
 
 HOIST_MIN_BYTES: Final = 120
 
@@ -346,3 +346,86 @@ def inline_defs(root: Mapping[str, Any], names: set[str] | frozenset[str]) -> di
     if kept:
         out["$defs"] = kept
     return out
+
+
+OUTPUT_SCHEMA_MAX_BYTES: Final = 32 * 1024
+
+
+def limit_depth(
+    root: Mapping[str, Any], max_bytes: int = OUTPUT_SCHEMA_MAX_BYTES
+) -> dict[str, Any]:
+    """`root` if its JSON fits in `max_bytes`, else the deepest cut of it that does.
+
+    A cut keeps the structure down to some depth and, below it, only each value's type: the
+    shape a model needs stays, and the schema can only become more permissive, which an output
+    schema may always be (results are checked against it). Used for output schemas, which for
+    some APIs (Stripe: 450 KB per operation through one 92-schema reference cycle) would
+    otherwise dwarf everything else a model is shown. References are resolved while cutting, so
+    the result has no `$defs`.
+    """
+    if _size(root) <= max_bytes:
+        return dict(root)
+    defs = root.get("$defs", {})
+    for depth in range(4, -1, -1):
+        cut: dict[str, Any] = _cut(root, defs, depth)
+        if _size(cut) <= max_bytes:
+            return cut
+    return {"type": "object"}
+
+
+def _size(schema: Any) -> int:
+    return len(json.dumps(schema, separators=(",", ":"), ensure_ascii=False))
+
+
+def _resolve(node: Mapping[str, Any], defs: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The `$defs` target of a bare local reference, else `node`; siblings are kept."""
+    ref = node.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/$defs/"):
+        target = defs.get(ref[len("#/$defs/") :])
+        if isinstance(target, Mapping):
+            return {**target, **{k: v for k, v in node.items() if k != "$ref"}}
+        return {k: v for k, v in node.items() if k != "$ref"}
+    return node
+
+
+def _cut(node: Any, defs: Mapping[str, Any], depth: int) -> Any:
+    if not isinstance(node, Mapping):
+        return node
+    node = _resolve(node, defs)
+    if depth <= 0:
+        return _shape(node, defs)
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key == "$defs" or key == "$ref":
+            continue
+        if key in ("properties", "patternProperties") and isinstance(value, Mapping):
+            out[key] = {name: _cut(sub, defs, depth - 1) for name, sub in value.items()}
+        elif key in ("items", "additionalProperties") and isinstance(value, Mapping):
+            out[key] = _cut(value, defs, depth - 1)
+        elif key in ("anyOf", "oneOf", "allOf") and isinstance(value, list):
+            out[key] = [_cut(branch, defs, depth) for branch in value]
+        elif key in ("prefixItems", "unevaluatedProperties", "unevaluatedItems", "not"):
+            continue
+        else:
+            out[key] = value
+    return out
+
+
+def _shape(node: Mapping[str, Any], defs: Mapping[str, Any]) -> dict[str, Any]:
+    """Only what kind of value this is: its type, or the types of its alternatives."""
+    if "type" in node:
+        return {"type": node["type"]}
+    for key in ("anyOf", "oneOf"):
+        branches = node.get(key)
+        if isinstance(branches, list):
+            kinds = []
+            for branch in branches:
+                resolved = _resolve(branch, defs) if isinstance(branch, Mapping) else {}
+                kinds.append({"type": resolved["type"]} if "type" in resolved else {})
+            if all(kinds) and kinds:
+                unique = [
+                    dict(t) for t in {json.dumps(k, sort_keys=True): k for k in kinds}.values()
+                ]
+                return {"anyOf": unique} if len(unique) > 1 else unique[0]
+            return {}
+    return {}

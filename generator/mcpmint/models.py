@@ -14,7 +14,7 @@ import warnings
 from collections.abc import Mapping
 from typing import Any
 
-from . import ir
+from . import ir, naming
 from .diagnostics import DiagnosticSink
 
 # Keywords that shape a type. Everything else (descriptions, titles, examples, defaults,
@@ -167,7 +167,8 @@ def _hoist(root: Mapping[str, Any], prefix: str, defs: dict[str, Any], taken: se
     renaming one entry changes the structure of those that refer to it, hence the loop.
     """
     local_defs = root.get("$defs", {})
-    renames = {name: f"{prefix}{name}" for name in local_defs}
+    seen: set[str] = set()
+    renames = {name: naming.unique(_class_name(prefix, name), seen) for name in local_defs}
     for _attempt in range(len(local_defs) + 2):
         bodies = {name: _structural(schema, renames) for name, schema in local_defs.items()}
         used = set(renames.values())
@@ -180,7 +181,7 @@ def _hoist(root: Mapping[str, Any], prefix: str, defs: dict[str, Any], taken: se
         if not clashes:
             break
         for name in clashes:
-            base, number = f"{prefix}{name}", 1
+            base, number = _class_name(prefix, name), 1
             while True:
                 number += 1
                 wanted = f"{base}V{number}"
@@ -196,6 +197,13 @@ def _hoist(root: Mapping[str, Any], prefix: str, defs: dict[str, Any], taken: se
     for name, body in bodies.items():
         defs.setdefault(renames[name], body)
     return _structural({k: v for k, v in root.items() if k != "$defs"}, renames)
+
+
+def _class_name(prefix: str, name: str) -> str:
+    """A plain identifier for a `$defs` entry: dots would make the model generator write
+    one module per dotted prefix (`issuing.authorization`) instead of one module."""
+    stem = naming.pascal(name) or "Schema"
+    return f"{prefix}{stem}" if stem[0].isalpha() else f"{prefix}M{stem}"
 
 
 def _structural(node: Any, renames: Mapping[str, str]) -> Any:

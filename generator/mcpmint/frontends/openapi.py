@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 from jsonschema import Draft202012Validator
 
 from .. import ir, naming, refs
+from ..compact import OUTPUT_SCHEMA_MAX_BYTES, limit_depth
 from ..config import Override, Selection
 from ..diagnostics import DiagnosticSink
 from ..load import RawDocument
@@ -82,6 +83,7 @@ class _Builder:
         self.options = options
         self.sink = sink
         self.skipped: list[str] = []
+        self.cut_outputs: list[str] = []
         minor = 0 if (version.major, version.minor) == (3, 0) else 1
         self.converter = SchemaConverter(
             self.data, openapi=(3, minor), sink=sink, locate=doc.locate
@@ -109,6 +111,16 @@ class _Builder:
         tools = self.tools(namespace, operations, {s.name for s in security_schemes})
         if self.sink.has_errors:
             return None
+        if self.cut_outputs:
+            self.sink.warning(
+                self.locate("#/paths"),
+                f"{len(self.cut_outputs)} output schemas are larger than "
+                f"{OUTPUT_SCHEMA_MAX_BYTES // 1024} KB and were cut to the depth that fits "
+                "(below it, only types): "
+                + ", ".join(self.cut_outputs[:5])
+                + (" ..." if len(self.cut_outputs) > 5 else ""),
+                "whole responses still reach the model; the schema only describes less deeply",
+            )
         base_url, servers = self.base_url()
         return ir.Server(
             distribution=f"{namespace.replace('_', '-')}-mcp",
@@ -756,13 +768,19 @@ class _Builder:
             schema = outputs.convert(
                 media_node["schema"], refs.join(pointer, "content", json_media, "schema")
             )
+            wrap = None
             if _is_object_schema(schema):
-                schema = dict(schema)
-                schema["type"] = "object"
-                return outputs.finish(schema), None, str(json_media)
-            wrapped = {"type": "object", "properties": {"result": schema}}
-            return outputs.finish(wrapped), "result", str(json_media)
+                schema = {**schema, "type": "object"}
+            else:
+                schema, wrap = {"type": "object", "properties": {"result": schema}}, "result"
+            return self.within_budget(outputs.finish(schema), op), wrap, str(json_media)
         return None, None, ""
+
+    def within_budget(self, schema: dict[str, Any], op: _Operation) -> dict[str, Any]:
+        limited = limit_depth(schema)
+        if limited != schema:
+            self.cut_outputs.append(f"{op.method.upper()} {op.path}")
+        return limited
 
     def checked_examples(
         self, schema: dict[str, Any], candidates: list[dict[str, Any]], pointer: str
