@@ -9,7 +9,7 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from fnmatch import fnmatchcase
 from typing import Any
 from urllib.parse import urlsplit
@@ -517,25 +517,21 @@ class _Builder:
     ) -> ir.Tool | None:
         operation = op.operation
         inputs = self.converter.root("input")
-        properties: dict[str, Any] = {}
-        required: list[str] = []
-        example: dict[str, Any] = {}
-        taken: set[str] = set()
+        args = _Arguments()
 
-        parameters = self.parameters(op, inputs, properties, required, example, taken)
-        usable, body = self.request_body(op, inputs, properties, required, example, taken)
+        parameters = self.parameters(op, inputs, args)
+        usable, body = self.request_body(op, inputs, args)
         if not usable:
             return None
         input_root: dict[str, Any] = {
             "type": "object",
-            "properties": properties,
+            "properties": args.properties,
             "additionalProperties": False,
         }
-        if required:
-            input_root["required"] = required
+        if args.required:
+            input_root["required"] = args.required
         input_schema = inputs.finish(input_root)
-        if example:
-            example = _complete_example(example, input_schema)
+        example = _complete_example(args.example, input_schema) if args.example else {}
         examples = self.checked_examples(input_schema, [example] if example else [], op.pointer)
         if examples:
             input_schema["examples"] = list(examples)
@@ -577,10 +573,7 @@ class _Builder:
         self,
         op: _Operation,
         inputs: SchemaRoot,
-        properties: dict[str, Any],
-        required: list[str],
-        example: dict[str, Any],
-        taken: set[str],
+        args: _Arguments,
     ) -> list[ir.Parameter]:
         found = op.operation.get("parameters")
         own: list[Any] = found if isinstance(found, list) else []
@@ -635,20 +628,13 @@ class _Builder:
                     f"parameter name {wire!r} has no usable characters",
                 )
                 continue
-            if argument in taken:
-                argument = f"{argument}_{location}"
-            argument = naming.unique(argument, taken)
+            argument = args.name(argument, f"{argument}_{location}")
             schema, style = self.parameter_schema(param, pointer, inputs)
             description = clean_text(str(param.get("description") or ""))
             if description and "description" not in schema:
                 schema["description"] = description
-            properties[argument] = schema
             is_required = location == "path" or param.get("required") is True
-            if is_required:
-                required.append(argument)
-            value = _first_example(param)
-            if value is not _MISSING:
-                example[argument] = value
+            args.add(argument, schema, is_required, _first_example(param))
             explode = param.get("explode")
             result.append(
                 ir.Parameter(
@@ -687,10 +673,7 @@ class _Builder:
         self,
         op: _Operation,
         inputs: SchemaRoot,
-        properties: dict[str, Any],
-        required: list[str],
-        example: dict[str, Any],
-        taken: set[str],
+        args: _Arguments,
     ) -> tuple[bool, ir.Body | None]:
         """Whether the operation can be a tool, and its body binding (None: no body)."""
         node = op.operation.get("requestBody")
@@ -721,25 +704,18 @@ class _Builder:
         body_example = _media_example(media_node)
         flat = _flattenable(schema) and (body_required or not schema.get("required"))
         if not flat:
-            argument = naming.unique("body" if "body" not in taken else "request_body", taken)
-            properties[argument] = schema
-            if body_required:
-                required.append(argument)
-            if body_example is not _MISSING:
-                example[argument] = body_example
+            argument = args.name("body", "request_body")
+            args.add(argument, schema, body_required, body_example)
             return True, ir.Body(media, body_required, argument)
         mapping: list[tuple[str, str]] = []
         body_required_props = schema.get("required", [])
         for wire, prop_schema in schema["properties"].items():
-            argument = naming.argument_name(wire) or "field"
-            if argument in taken:
-                argument = "body_" + argument
-            argument = naming.unique(argument, taken)
-            properties[argument] = prop_schema
-            if wire in body_required_props:
-                required.append(argument)
-            if isinstance(body_example, Mapping) and wire in body_example:
-                example[argument] = body_example[wire]
+            plain = naming.argument_name(wire) or "field"
+            argument = args.name(plain, "body_" + plain)
+            value = (
+                body_example.get(wire, _MISSING) if isinstance(body_example, Mapping) else _MISSING
+            )
+            args.add(argument, prop_schema, wire in body_required_props, value)
             mapping.append((argument, wire))
         return True, ir.Body(media, body_required, None, tuple(sorted(mapping)))
 
@@ -802,6 +778,27 @@ class _Builder:
 
 
 _MISSING: Any = object()
+
+
+@dataclass
+class _Arguments:
+    """The one argument object of a tool, filled by parameters first and then the body."""
+
+    properties: dict[str, Any] = field(default_factory=dict)
+    required: list[str] = field(default_factory=list)
+    example: dict[str, Any] = field(default_factory=dict)
+    taken: set[str] = field(default_factory=set)
+
+    def name(self, wanted: str, on_clash: str) -> str:
+        """`wanted`, or `on_clash` when another argument has it already (then made unique)."""
+        return naming.unique(wanted if wanted not in self.taken else on_clash, self.taken)
+
+    def add(self, name: str, schema: dict[str, Any], required: bool, example: Any) -> None:
+        self.properties[name] = schema
+        if required:
+            self.required.append(name)
+        if example is not _MISSING:
+            self.example[name] = example
 
 
 def _first_example(node: Mapping[str, Any]) -> Any:
