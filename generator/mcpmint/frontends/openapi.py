@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 from jsonschema import Draft202012Validator
 
 from .. import ir, naming, refs
-from ..compact import OUTPUT_SCHEMA_MAX_BYTES, limit_depth
+from ..compact import OUTPUT_SCHEMA_MAX_BYTES, compact, limit_depth
 from ..config import Override, Selection
 from ..diagnostics import DiagnosticSink
 from ..load import RawDocument
@@ -754,9 +754,11 @@ class _Builder:
 
     def within_budget(self, schema: dict[str, Any], op: _Operation) -> dict[str, Any]:
         limited = limit_depth(schema)
-        if limited != schema:
-            self.cut_outputs.append(f"{op.method.upper()} {op.path}")
-        return limited
+        if limited == schema:
+            return schema
+        self.cut_outputs.append(f"{op.method.upper()} {op.path}")
+        # Cutting resolves references, which repeats what they named: compact once more.
+        return compact(limited)
 
     def checked_examples(
         self, schema: dict[str, Any], candidates: list[dict[str, Any]], pointer: str
