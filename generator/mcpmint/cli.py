@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sys
+import sysconfig
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -357,6 +359,104 @@ def diff_command(
             raise typer.Exit(EXIT_STALE)
 
     _guard(run)
+
+
+def template_path() -> Path:
+    """The copier template of a server project: the installed package (the wheel carries
+    `mcpmint/copier.yml` next to `mcpmint/templates/project`, force-included by
+    pyproject.toml), or the root of a checkout (copier.yml and templates/project)."""
+    here = Path(__file__).resolve().parent
+    for candidate in (here, here.parent.parent):
+        if (candidate / "copier.yml").is_file() and (candidate / "templates/project").is_dir():
+            return candidate
+    raise FileNotFoundError("the copier template (copier.yml) is not installed with mcpmint")
+
+
+def _spec_answer(spec: Path, folder: Path) -> str:
+    """The `spec` answer for `init --spec`: the path relative to the new project, after
+    copying a spec from outside the project into it (single-file specs only)."""
+    if not spec.is_file():
+        typer.echo(f"error: --spec {spec.as_posix()}: no such file", err=True)
+        raise typer.Exit(EXIT_BAD_INPUT)
+    source, target = spec.resolve(), folder.resolve()
+    if not source.is_relative_to(target):
+        target.mkdir(parents=True, exist_ok=True)
+        copied = target / source.name
+        if copied.exists() and copied.read_bytes() != source.read_bytes():
+            typer.echo(
+                f"error: {copied.as_posix()} exists and differs from --spec {spec.as_posix()}",
+                err=True,
+            )
+            raise typer.Exit(EXIT_BAD_INPUT)
+        shutil.copyfile(source, copied)
+        source = copied
+    return source.relative_to(target).as_posix()
+
+
+@app.command("init")
+def init_command(
+    folder: Annotated[
+        Path, typer.Argument(help="The new project's folder (default: the current folder).")
+    ] = Path("."),
+    spec: Annotated[
+        Path | None,
+        typer.Option(
+            "--spec",
+            help="OpenAPI spec; copied into the project when it is outside it (a spec whose "
+            "$refs reach other files must already be inside the project).",
+        ),
+    ] = None,
+    defaults: Annotated[
+        bool, typer.Option("--defaults", help="Ask nothing: use the defaults of every answer.")
+    ] = False,
+    data: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--data",
+            "-d",
+            help="An answer, KEY=VALUE (spec, namespace, distribution, package, transport, "
+            "auth, hooks_repo, hooks_rev); repeatable.",
+        ),
+    ] = None,
+) -> None:
+    """Create a server project from mcpmint's copier template, then generate it.
+
+    The same as `copier copy --trust <mcpmint's template> DIR`: the scaffold (mcpmint.yaml,
+    README.md, .gitignore, .pre-commit-config.yaml, .copier-answers.yml) is written from the
+    answers, then `mcpmint generate` writes the server. Needs copier (`pip install copier`).
+    """
+    try:
+        import copier
+    except ImportError:
+        typer.echo("error: `mcpmint init` needs copier\n    hint: pip install copier", err=True)
+        raise typer.Exit(EXIT_BAD_INPUT) from None
+    answers: dict[str, Any] = {}
+    for item in data or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            typer.echo(f"error: --data {item!r}: expected KEY=VALUE", err=True)
+            raise typer.Exit(EXIT_BAD_INPUT)
+        answers[key] = value
+    if spec is not None:
+        answers["spec"] = _spec_answer(spec, folder)
+    # The template's task runs `mcpmint generate`: this very installation's.
+    scripts = [sysconfig.get_path("scripts"), str(Path(sys.executable).parent)]
+    # (copier runs tasks in plumbum's copy of the environment, so that is where PATH goes.)
+    from plumbum import local
+
+    path = os.pathsep.join([*scripts, local.env.get("PATH", "")])
+    try:
+        with local.env(PATH=path):
+            copier.run_copy(
+                str(template_path()), folder, data=answers, defaults=defaults, unsafe=True
+            )
+    except copier.errors.TaskError as exc:
+        typer.echo(f"error: mcpmint init: {exc}", err=True)
+        raise typer.Exit(EXIT_STALE) from None
+    except (copier.errors.CopierError, ValueError) as exc:
+        typer.echo(f"error: mcpmint init: {exc}", err=True)
+        raise typer.Exit(EXIT_BAD_INPUT) from None
+    typer.echo(f"{folder.as_posix()}: created from mcpmint's project template")
 
 
 @app.callback(invoke_without_command=True)

@@ -30,10 +30,23 @@ def generator_identity() -> str:
     """
     from . import __version__
 
+    # The same files whether installed from a wheel (templates inside the package) or run
+    # from a checkout (templates beside it): the Python sources and the package templates.
+    packaged_templates = _PACKAGE / "templates"
+    files = {
+        path.relative_to(_PACKAGE).as_posix(): path
+        for path in _PACKAGE.rglob("*.py")
+        if packaged_templates not in path.parents
+    }
+    files.update(
+        {
+            "templates/" + path.relative_to(templates_dir()).as_posix(): path
+            for path in templates_dir().rglob("*")
+            if path.is_file()
+        }
+    )
     digest = hashlib.sha256()
-    roots = [_PACKAGE, templates_dir()]
-    for root in roots:
-        for path in sorted(p for p in root.rglob("*") if p.is_file() and p.suffix != ".pyc"):
-            digest.update(path.relative_to(root).as_posix().encode("utf-8") + b"\0")
-            digest.update(path.read_bytes())
+    for name in sorted(files):
+        digest.update(name.encode("utf-8") + b"\0")
+        digest.update(files[name].read_bytes())
     return f"{__version__}+{digest.hexdigest()[:16]}"

@@ -33,7 +33,22 @@ _DEFAULT_STYLE = {"path": "simple", "query": "form", "header": "simple", "cookie
 # OpenAPI: header parameters with these names "SHALL be ignored" (the spec has other ways).
 _IGNORED_HEADERS = frozenset({"accept", "content-type", "authorization"})
 _JSON_MEDIA = re.compile(r"^application/(.+\+)?json(;.*)?$", re.IGNORECASE)
-_SUPPORTED_BODY_MEDIA = ("application/x-www-form-urlencoded", "text/plain")
+# After JSON, in this order of preference; any other media type whose schema is a binary string
+# (or absent) is sent as raw bytes, carried base64-encoded by one `body` argument.
+_SUPPORTED_BODY_MEDIA = ("application/x-www-form-urlencoded", "multipart/form-data", "text/plain")
+_FORM_MEDIA = "application/x-www-form-urlencoded"
+_MULTIPART_MEDIA = "multipart/form-data"
+_FILE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "description": "A file: its bytes base64-encoded, with a filename and a media type.",
+    "properties": {
+        "content_base64": {"type": "string", "contentEncoding": "base64", "examples": ["aGVsbG8="]},
+        "filename": {"type": "string"},
+        "content_type": {"type": "string"},
+    },
+    "required": ["content_base64"],
+    "additionalProperties": False,
+}
 
 
 @dataclass(frozen=True)
@@ -700,10 +715,32 @@ class _Builder:
         media_node = content[media] if isinstance(content[media], Mapping) else {}
         body_required = body.get("required") is True
         schema_pointer = refs.join(pointer, "content", media, "schema")
-        schema = inputs.convert(media_node.get("schema", {}), schema_pointer)
-        body_example = _media_example(media_node)
+        essence = _essence(media)
+        also = _also_accepts(content, media)
+        raw = (
+            not _JSON_MEDIA.match(media)
+            and essence not in _SUPPORTED_BODY_MEDIA
+            and _binary(media_node.get("schema", {}), empty_too=True)
+        )
+        if raw:
+            schema: dict[str, Any] = {
+                "type": "string",
+                "contentEncoding": "base64",
+                "examples": ["aGVsbG8="],
+                "description": f"The request body ({media}), base64-encoded." + also,
+            }
+        else:
+            schema = inputs.convert(media_node.get("schema", {}), schema_pointer)
+        body_example = _media_example(media_node) if not raw else _MISSING
         flat = _flattenable(schema) and (body_required or not schema.get("required"))
         if not flat:
+            if essence == _MULTIPART_MEDIA:
+                schema = _file_schema(schema)
+            if also and not raw:
+                schema = {
+                    **schema,
+                    "description": (str(schema.get("description") or "") + also).strip(),
+                }
             argument = args.name("body", "request_body")
             args.add(argument, schema, body_required, body_example)
             return True, ir.Body(media, body_required, argument)
@@ -715,6 +752,10 @@ class _Builder:
             value = (
                 body_example.get(wire, _MISSING) if isinstance(body_example, Mapping) else _MISSING
             )
+            if essence == _MULTIPART_MEDIA:
+                prop_schema = _file_schema(prop_schema)
+                if prop_schema.get("properties") is _FILE_SCHEMA["properties"]:
+                    value = _MISSING  # an example of a binary string is no file object
             args.add(argument, prop_schema, wire in body_required_props, value)
             mapping.append((argument, wire))
         return True, ir.Body(media, body_required, None, tuple(sorted(mapping)))
@@ -837,15 +878,53 @@ def _media_example(media: Mapping[str, Any]) -> Any:
     return _first_example(media)
 
 
+def _essence(media: object) -> str:
+    return str(media).split(";")[0].strip().lower()
+
+
 def _pick_media(content: Mapping[str, Any]) -> str | None:
-    """Prefer JSON; then the other media types the runtime can send."""
+    """Prefer JSON; then forms, multipart, text; then raw bytes (see `_SUPPORTED_BODY_MEDIA`)."""
     for media in content:
         if _JSON_MEDIA.match(str(media)):
             return str(media)
+    for wanted in _SUPPORTED_BODY_MEDIA:
+        for media in content:
+            if _essence(media) == wanted:
+                return str(media)
     for media in content:
-        if str(media).split(";")[0].strip().lower() in _SUPPORTED_BODY_MEDIA:
+        node = content[media]
+        schema = node.get("schema", {}) if isinstance(node, Mapping) else {}
+        if "/" in str(media) and isinstance(schema, Mapping) and _binary(schema, empty_too=True):
             return str(media)
     return None
+
+
+def _binary(schema: Mapping[str, Any], *, empty_too: bool = False) -> bool:
+    """A string schema of raw bytes (`format: binary`, or 3.1's `contentMediaType` alone)."""
+    if not schema:
+        return empty_too
+    if "string" not in _types(schema) or "contentEncoding" in schema:
+        return False
+    return schema.get("format") == "binary" or "contentMediaType" in schema
+
+
+def _also_accepts(content: Mapping[str, Any], media: str) -> str:
+    others = [str(m) for m in content if str(m) != media]
+    return f" The operation also accepts: {', '.join(others)}." if others else ""
+
+
+def _file_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """A multipart property: a binary string becomes a file object (an array: of files)."""
+    extra = {k: schema[k] for k in ("title",) if k in schema}
+    note = str(schema.get("description") or "").strip()
+    if _binary(schema):
+        out = {**_FILE_SCHEMA, **extra}
+        out["description"] = (note + "\n\n" if note else "") + _FILE_SCHEMA["description"]
+        return out
+    items = schema.get("items")
+    if "array" in _types(schema) and isinstance(items, dict) and _binary(items):
+        return {**schema, "items": _file_schema(items)}
+    return schema
 
 
 def _types(schema: Mapping[str, Any]) -> set[str]:
