@@ -44,6 +44,9 @@ def test_environment(server: ir.Server) -> dict[str, str]:
     }
     if not server.base_url:
         environ[f"{server.env_prefix}_BASE_URL"] = FALLBACK_BASE_URL
+    # One request per call: the tests count what reaches the upstream, and retries (of safe
+    # methods, after connection errors) would multiply it and add real back-off time.
+    environ[f"{server.env_prefix}_RETRIES"] = "0"
     return dict(sorted(environ.items()))
 
 

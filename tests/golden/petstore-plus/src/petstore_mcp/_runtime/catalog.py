@@ -21,6 +21,7 @@ __all__ = [
     "Body",
     "Catalog",
     "CatalogError",
+    "FormEncoding",
     "Parameter",
     "RequestSpec",
     "SecurityRequirement",
@@ -64,7 +65,15 @@ STYLES: Mapping[str, frozenset[str]] = {
     "header": frozenset({"simple", "json"}),
     "cookie": frozenset({"form", "json"}),
 }
-BODY_MEDIA_TYPES = ("application/json", "application/x-www-form-urlencoded", "text/plain")
+BODY_MEDIA_TYPES = (
+    "application/json",
+    "application/x-www-form-urlencoded",
+    "text/plain",
+    "multipart/form-data",
+)
+# Any other `type/subtype` is sent as raw bytes, carried base64-encoded by one argument.
+_MEDIA_TYPE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*$")
+FORM_STYLES = ("form", "spaceDelimited", "pipeDelimited", "deepObject")
 CONFIRMATIONS = ("required", "none")
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "TRACE"})
 
@@ -136,6 +145,19 @@ class Body:
     required: bool
     argument: str | None
     properties: Mapping[str, str]
+    # Wire property name -> how a form field is serialised (OpenAPI `encoding`); a property
+    # not listed gets the default: scalars and arrays of scalars as repeated `name=value`,
+    # objects and arrays of objects in brackets (`name[key]=`, `name[0][key]=`).
+    encoding: Mapping[str, FormEncoding] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class FormEncoding:
+    """`style`/`explode` of one form property, and for multipart its part's `contentType`."""
+
+    style: str
+    explode: bool
+    content_type: str = ""
 
 
 @dataclass(frozen=True)
@@ -407,8 +429,9 @@ def _parameter(raw: Mapping[str, Any], p: str) -> Parameter:
 def _body(raw: Mapping[str, Any], p: str) -> Body:
     media_type = _str(raw, "mediaType", p, nonempty=True)
     essence = media_type.split(";", 1)[0].strip().lower()
-    if essence not in BODY_MEDIA_TYPES and not essence.endswith("+json"):
+    if not _MEDIA_TYPE.match(essence):
         raise CatalogError(f"{p}/mediaType", f"unsupported request media type {media_type!r}")
+    raw_bytes = essence not in BODY_MEDIA_TYPES and not essence.endswith("+json")
     argument = raw.get("argument")
     if argument is not None and (not isinstance(argument, str) or not argument):
         raise CatalogError(f"{p}/argument", "must be null or an argument name")
@@ -420,12 +443,32 @@ def _body(raw: Mapping[str, Any], p: str) -> Body:
         props[arg] = wire
     if argument is not None and props:
         raise CatalogError(p, "a body has either one argument or properties, not both")
-    if essence == "text/plain" and argument is None:
-        raise CatalogError(p, "a text/plain body must be carried by one argument")
+    if (essence == "text/plain" or raw_bytes) and argument is None:
+        raise CatalogError(p, f"a {essence} body must be carried by one argument")
     required = raw.get("required", False)
     if not isinstance(required, bool):
         raise CatalogError(f"{p}/required", "must be a boolean")
-    return Body(media_type=media_type, required=required, argument=argument, properties=props)
+    encoding: dict[str, FormEncoding] = {}
+    for wire, enc_raw in _mapping(raw.get("encoding", {}), f"{p}/encoding").items():
+        ep = f"{p}/encoding/{_escape(wire)}"
+        enc = _mapping(enc_raw, ep)
+        style = enc.get("style", "form")
+        if style not in FORM_STYLES:
+            raise CatalogError(f"{ep}/style", f"must be one of {', '.join(FORM_STYLES)}")
+        explode = enc.get("explode", style == "form")
+        if not isinstance(explode, bool):
+            raise CatalogError(f"{ep}/explode", "must be a boolean")
+        content_type = enc.get("contentType", "")
+        if not isinstance(content_type, str):
+            raise CatalogError(f"{ep}/contentType", "must be a string")
+        encoding[str(wire)] = FormEncoding(style, explode, content_type)
+    return Body(
+        media_type=media_type,
+        required=required,
+        argument=argument,
+        properties=props,
+        encoding=encoding,
+    )
 
 
 def _check_unique_arguments(params: tuple[Parameter, ...], body: Body | None, p: str) -> None:

@@ -25,10 +25,17 @@ from referencing import Registry
 
 from .arguments import format_path
 from .catalog import Tool
+from .limits import pagination_arguments
 from .redaction import redact
 from .upstream import UpstreamResponse
 
-__all__ = ["ERROR_BODY_CHARS", "OutputValidator", "error_result", "upstream_result"]
+__all__ = [
+    "ERROR_BODY_CHARS",
+    "OutputValidator",
+    "error_result",
+    "truncation_note",
+    "upstream_result",
+]
 
 ERROR_BODY_CHARS = 2000
 _TEXT_CHARS = 100_000
@@ -115,6 +122,8 @@ def upstream_result(
         return error_result(
             redact(f"The upstream API answered {status}.{_body_excerpt(response)}", secrets)
         )
+    if response.truncated:
+        return _truncated_result(tool, response, status, secrets)
     if not response.body.strip():
         done = f"HTTP {response.status}: done, no content"
         if tool.output_schema is None:
@@ -166,6 +175,38 @@ def upstream_result(
     return types.CallToolResult(
         content=[types.TextContent(type="text", text=text)], structured_content=structured
     )
+
+
+def truncation_note(tool: Tool, response: UpstreamResponse) -> str:
+    """What was cut, and how to ask for less (the tool's pagination-like arguments)."""
+    kept = len(response.body)
+    if response.truncated < 0:
+        cut = "the rest (more than 10 MiB in all) was cut"
+    else:
+        cut = f"{response.truncated} bytes were cut"
+    note = (
+        f"[The response was truncated: only its first {kept} bytes are shown above; {cut}, "
+        "by this server's response size limit."
+    )
+    names = pagination_arguments(tool)
+    if names:
+        note += " Ask for less with " + ", ".join(f"`{n}`" for n in names) + "."
+    else:
+        note += " Narrow the request (filters) to get a smaller response."
+    return note + "]"
+
+
+def _truncated_result(
+    tool: Tool, response: UpstreamResponse, status: str, secrets: Iterable[str]
+) -> types.CallToolResult:
+    # A cut JSON document does not parse, so it cannot be structured content: the text result
+    # carries the partial body and the note. With an output schema the SDK client would
+    # reject a result without structured content, so there it is an error result.
+    text = _clean(response.body.decode("utf-8", errors="replace"))
+    note = truncation_note(tool, response)
+    if tool.output_schema is None:
+        return _text_result(redact(f"{text}\n\n{note}", secrets))
+    return error_result(redact(f"{_succeeded(status)} {note.strip('[]')}\n{text}", secrets))
 
 
 _NOT_JSON = object()

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable
+import re
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
 
-__all__ = ["RedactingFilter", "redact"]
+__all__ = ["REDACTED", "SENSITIVE_NAME", "RedactingFilter", "redact", "scrub"]
 
 
 def redact(text: str, secrets: Iterable[str]) -> str:
@@ -29,3 +31,29 @@ class RedactingFilter(logging.Filter):
         if cleaned != message:
             record.msg, record.args = cleaned, None
         return True
+
+
+# Names whose values are never shown, wherever they appear (arguments, body keys, query names).
+SENSITIVE_NAME = re.compile(
+    r"password|passwd|passphrase|secret|token|api[-_]?key|apikey|authorization|credential|"
+    r"private[-_]?key|session[-_]?id|cookie",
+    re.IGNORECASE,
+)
+REDACTED = "[REDACTED]"
+
+
+def scrub(value: Any, secrets: Iterable[str] = ()) -> Any:
+    """A copy of a JSON value: values under secret-looking keys replaced, secrets redacted."""
+    secret_values = tuple(secrets)
+    if isinstance(value, Mapping):
+        return {
+            k: REDACTED
+            if isinstance(k, str) and SENSITIVE_NAME.search(k)
+            else scrub(v, secret_values)
+            for k, v in value.items()
+        }
+    if isinstance(value, list | tuple):
+        return [scrub(v, secret_values) for v in value]
+    if isinstance(value, str):
+        return redact(value, secret_values)
+    return value

@@ -7,15 +7,24 @@ percent-encoded, so only this module's own delimiters can shape the path and the
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
+import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote, unquote, urlsplit
 
-from .catalog import RESERVED_HEADERS, Parameter, Tool
+from .catalog import RESERVED_HEADERS, FormEncoding, Parameter, Tool
 
-__all__ = ["ArgumentError", "PreparedRequest", "build_request", "split_base_url"]
+__all__ = [
+    "ArgumentError",
+    "PreparedRequest",
+    "build_request",
+    "new_boundary",
+    "split_base_url",
+]
 
 # RFC 3986 pchar minus "%" (so that a literal "%" in a template cannot forge an escape), plus "/".
 _TEMPLATE_SAFE = "/!$&'()*+,;=:@-._~"
@@ -321,6 +330,17 @@ def _cookie_pairs(param: Parameter, value: object) -> list[str]:
 
 # ----------------------------------------------------------------------------- body
 
+_TEXT_PLAIN = "text/plain"
+_FORM = "application/x-www-form-urlencoded"
+_MULTIPART = "multipart/form-data"
+_JSON_ESSENCE = "application/json"
+_FILE_KEYS = frozenset({"content_base64", "filename", "content_type"})
+
+
+def new_boundary() -> str:
+    """A fresh multipart boundary (tests replace this function for a fixed one)."""
+    return "mcpmint-" + secrets.token_hex(16)
+
 
 def _body(tool: Tool, arguments: Mapping[str, Any]) -> tuple[bytes | None, str]:
     body = tool.request.body
@@ -339,26 +359,153 @@ def _body(tool: Tool, arguments: Mapping[str, Any]) -> tuple[bytes | None, str]:
         payload = {body.properties[a]: arguments[a] for a in present}
     essence = body.media_type.split(";", 1)[0].strip().lower()
     name = body.argument or "body"
-    if essence == "text/plain":
+    if essence == _TEXT_PLAIN:
         if not isinstance(payload, str):
             raise ArgumentError(name, "a text/plain body must be a string")
         return payload.encode("utf-8"), body.media_type
-    if essence == "application/x-www-form-urlencoded":
+    if essence == _FORM:
         if not isinstance(payload, Mapping):
             raise ArgumentError(name, "a form body must be an object")
-        fields = [f for k, v in payload.items() if v is not None for f in _form_field(name, k, v)]
+        fields = [
+            f
+            for k, v in payload.items()
+            if v is not None
+            for f in _form_field(name, str(k), v, body.encoding.get(str(k)))
+        ]
         return "&".join(fields).encode("ascii"), body.media_type
-    text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-    return text.encode("utf-8"), body.media_type
+    if essence == _MULTIPART:
+        if not isinstance(payload, Mapping):
+            raise ArgumentError(name, "a multipart body must be an object")
+        boundary = new_boundary()
+        content = _multipart(name, payload, body.encoding, boundary)
+        return content, f"{essence}; boundary={boundary}"
+    if essence == _JSON_ESSENCE or essence.endswith("+json"):
+        text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        return text.encode("utf-8"), body.media_type
+    # Any other media type is raw bytes, carried base64-encoded by one argument.
+    if not isinstance(payload, str):
+        raise ArgumentError(name, f"a {essence} body must be a base64 string")
+    return _base64(name, payload), body.media_type
 
 
-def _form_field(argument: str, key: str, value: object) -> list[str]:
-    field = Parameter(
-        argument=argument,
-        name=str(key),
-        location="query",
-        style="form",
-        explode=True,
-        required=True,
+def _base64(argument: str, text: str) -> bytes:
+    try:
+        return base64.b64decode(text.encode("ascii"), validate=True)
+    except (ValueError, binascii.Error):
+        raise ArgumentError(
+            argument, "must be valid base64 (RFC 4648, standard alphabet)"
+        ) from None
+
+
+# --------------------------------------------------------------- application/x-www-form-urlencoded
+
+
+def _form_field(argument: str, key: str, value: object, encoding: FormEncoding | None) -> list[str]:
+    """The `name=value` pairs of one top-level form property.
+
+    With no `encoding` for it, scalars and arrays of scalars follow OpenAPI's default for forms
+    (`form`, exploded: `tag=a&tag=b`) and nested values use brackets, as Stripe and most form
+    parsers (Rails, PHP, qs) read them: `metadata[key]=value`, `items[0][price]=price_123`.
+    `deepObject` puts everything in brackets, arrays of scalars too: `expand[]=customer`.
+    """
+    name = _enc(key)
+    style = encoding.style if encoding is not None else ""
+    if style == "deepObject":
+        return _bracketed(name, value, scalar_arrays="[]")
+    if encoding is not None and not _nested(value):
+        field = Parameter(
+            argument=argument,
+            name=key,
+            location="query",
+            style=style,
+            explode=encoding.explode,
+            required=True,
+        )
+        return _query_pairs(field, value)
+    if isinstance(value, list | tuple) and not _nested(value):
+        return _repeat(name, [_text(v) for v in value])
+    return _bracketed(name, value, scalar_arrays="[]" if _nested(value) else "")
+
+
+def _nested(value: object) -> bool:
+    """An object, or an array holding an object or an array."""
+    if isinstance(value, Mapping):
+        return True
+    return isinstance(value, list | tuple) and any(
+        isinstance(v, Mapping | list | tuple) for v in value
     )
-    return _query_pairs(field, value)
+
+
+def _bracketed(name: str, value: object, scalar_arrays: str) -> list[str]:
+    """`name[k]=v` for members, `name[i][k]=v` for arrays of objects, `name[]=v` for scalars."""
+    if isinstance(value, Mapping):
+        out: list[str] = []
+        for key, child in value.items():
+            if child is not None:
+                out.extend(_bracketed(f"{name}[{_enc(str(key))}]", child, "[]"))
+        return out
+    if isinstance(value, list | tuple):
+        if _nested(value):
+            out = []
+            for index, child in enumerate(value):
+                if child is not None:
+                    out.extend(_bracketed(f"{name}[{index}]", child, "[]"))
+            return out
+        return [f"{name}{scalar_arrays}={_enc(_text(v))}" for v in value if v is not None]
+    return [f"{name}={_enc(_text(value))}"]
+
+
+# ----------------------------------------------------------------------------- multipart/form-data
+
+
+def _is_file(value: object) -> bool:
+    return isinstance(value, Mapping) and "content_base64" in value and set(value) <= _FILE_KEYS
+
+
+def _multipart(
+    argument: str,
+    payload: Mapping[str, Any],
+    encoding: Mapping[str, FormEncoding],
+    boundary: str,
+) -> bytes:
+    """RFC 7578: one part per field; an array is one part per item, under the same name."""
+    out = bytearray()
+    for key, value in payload.items():
+        if value is None:
+            continue
+        items = list(value) if isinstance(value, list | tuple) else [value]
+        enc = encoding.get(str(key))
+        for item in items:
+            if item is None:
+                continue
+            out += f"--{boundary}\r\n".encode("ascii")
+            out += _part(argument, str(key), item, enc.content_type if enc else "")
+            out += b"\r\n"
+    out += f"--{boundary}--\r\n".encode("ascii")
+    return bytes(out)
+
+
+def _part(argument: str, name: str, value: object, content_type: str) -> bytes:
+    disposition = f'form-data; name="{_quoted(name)}"'
+    if _is_file(value):
+        assert isinstance(value, Mapping)
+        data = _base64(argument, str(value["content_base64"]))
+        filename = str(value.get("filename") or name)
+        disposition += f'; filename="{_quoted(filename)}"'
+        part_type = str(value.get("content_type") or content_type or "application/octet-stream")
+    elif isinstance(value, str):
+        data, part_type = value.encode("utf-8"), content_type
+    elif isinstance(value, Mapping | list | tuple):
+        data, part_type = _json_text(value).encode("utf-8"), content_type or _JSON_ESSENCE
+    else:
+        data, part_type = _text(value).encode("utf-8"), content_type
+    _check_header_text(argument, part_type)
+    head = f"Content-Disposition: {disposition}\r\n"
+    if part_type:
+        head += f"Content-Type: {part_type}\r\n"
+    return head.encode("utf-8") + b"\r\n" + data
+
+
+def _quoted(text: str) -> str:
+    """A name or filename inside a quoted-string of Content-Disposition (as browsers escape it)."""
+    return text.replace("\r", "%0D").replace("\n", "%0A").replace('"', "%22")

@@ -11,8 +11,10 @@ import argparse
 import logging
 import os
 import sys
-from collections.abc import AsyncIterator, Mapping, Sequence
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -26,7 +28,9 @@ from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
 from starlette.applications import Starlette
 
+from .allowlist import AllowlistError, ToolFilter, ValueAllowlist
 from .arguments import ArgumentValidator
+from .audit import AuditLog, load_audit
 from .auth import (
     InboundAuth,
     ServingSettings,
@@ -40,6 +44,7 @@ from .auth import (
 from .catalog import Catalog, Tool
 from .confirm import Confirmer, describe
 from .credentials import CredentialError, Credentials
+from .limits import LimitsError, RateLimiter, argument_bytes, is_read_only, load_limits
 from .redaction import redact
 from .request import ArgumentError, PreparedRequest, build_request, split_base_url
 from .results import OutputValidator, error_result, upstream_result
@@ -63,20 +68,30 @@ def build_server(
     *,
     transport: httpx2.AsyncBaseTransport | None = None,
     environ: Mapping[str, str] | None = None,
+    audit: AuditLog | None = None,
+    sleep: Callable[[float], Awaitable[None]] = anyio.sleep,
+    clock: Callable[[], float] = time.monotonic,
 ) -> Server[dict[str, Any]]:
     """A low-level MCP `Server` exposing the catalog's tools.
 
     Args:
         catalog: the loaded `tools.json`.
         transport: the upstream HTTP transport (tests pass an `httpx2.MockTransport`).
-        environ: where base URL, credential and state-key variables are read; `os.environ`
-            by default.
+        environ: where base URL, credential, state-key, limit, allowlist and audit variables
+            are read; `os.environ` by default.
+        audit: where audit records go; by default as `<PREFIX>_AUDIT` says.
+        sleep: waits between retries (tests pass a recorder).
+        clock: monotonic seconds, for the write rate limit.
 
     Raises:
-        ConfigurationError: `<PREFIX>_STATE_KEY` is set but too short.
+        ConfigurationError: `<PREFIX>_STATE_KEY` is too short, or a limit or allowlist
+            variable is unusable.
     """
     environ = os.environ if environ is None else environ
-    runtime = _Runtime(catalog, transport, environ)
+    try:
+        runtime = _Runtime(catalog, transport, environ, audit=audit, sleep=sleep, clock=clock)
+    except (LimitsError, AllowlistError) as exc:
+        raise ConfigurationError(str(exc)) from None
     info = catalog.server
     server: Server[dict[str, Any]] = Server(
         info.name,
@@ -250,11 +265,22 @@ class _Runtime:
         catalog: Catalog,
         transport: httpx2.AsyncBaseTransport | None,
         environ: Mapping[str, str],
+        *,
+        audit: AuditLog | None,
+        sleep: Callable[[float], Awaitable[None]],
+        clock: Callable[[], float],
     ) -> None:
         self._catalog = catalog
         self._environ = environ
-        self._tools = {tool.name: tool for tool in catalog.tools}
-        self._listed = [_mcp_tool(tool) for tool in catalog.tools]
+        prefix = catalog.server.env_prefix
+        self._limits = load_limits(prefix, environ)
+        self._filter = ToolFilter.from_environ(prefix, environ)
+        self._values = ValueAllowlist.from_environ(prefix, catalog.tools, environ)
+        self._audit = load_audit(prefix, environ) if audit is None else audit
+        self._rate = RateLimiter(self._limits.write_rate, clock=clock)
+        # Tools the operator's allowlists leave out are not listed and are unknown when called.
+        self._tools = {tool.name: tool for tool in catalog.tools if self._filter.allows(tool)}
+        self._listed = [_mcp_tool(tool) for tool in catalog.tools if tool.name in self._tools]
         self._arguments = {tool.name: ArgumentValidator(tool) for tool in catalog.tools}
         self._outputs = {
             tool.name: OutputValidator(tool.output_schema) if tool.output_schema else None
@@ -270,6 +296,8 @@ class _Runtime:
             user_agent=f"{info.name}/{info.version}",
             transport=transport,
             secrets=self._credentials.secrets,
+            limits=self._limits,
+            sleep=sleep,
         )
         self._sessions = 0
 
@@ -298,22 +326,73 @@ class _Runtime:
     async def call_tool(
         self, ctx: ServerRequestContext[dict[str, Any]], params: types.CallToolRequestParams
     ) -> types.CallToolResult | types.InputRequiredResult:
+        started = time.monotonic()
+        caller = _caller()
+        arguments: object = {} if params.arguments is None else params.arguments
         tool = self._tools.get(params.name)
         if tool is None:
+            self._audit_record(caller, params.name, arguments, _Outcome("refused", "unknown tool"))
             raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {params.name}")
-        refusal = self._check_scopes(tool)
-        if refusal is not None:
-            return refusal
-        arguments: object = {} if params.arguments is None else params.arguments
+        outcome = _Outcome()
         try:
-            return await self._call(ctx, params, tool, arguments)
+            result = await self._checked_call(ctx, params, tool, arguments, caller, outcome)
         except Exception as exc:
             # Details stay in the log: an exception text could hold a secret or a response.
             logger.exception("tool %s failed", tool.name)
-            return error_result(
+            outcome.decision, outcome.reason = "refused", f"internal error {type(exc).__name__}"
+            result = error_result(
                 f"Internal error in the MCP server ({type(exc).__name__}); the request may or "
                 "may not have reached the upstream API."
             )
+        if isinstance(result, types.InputRequiredResult):
+            return result  # the question; the retry that answers it is audited
+        if outcome.decision != "allowed" or not is_read_only(tool):
+            self._audit_record(caller, tool.name, arguments, outcome, started)
+        return result
+
+    def _audit_record(
+        self,
+        caller: str,
+        tool: str,
+        arguments: object,
+        outcome: _Outcome,
+        started: float | None = None,
+    ) -> None:
+        elapsed = 0.0 if started is None else (time.monotonic() - started) * 1000.0
+        self._audit.record(
+            caller=caller,
+            tool=tool,
+            arguments=arguments,
+            decision=outcome.decision,
+            reason=outcome.reason,
+            status=outcome.status,
+            duration_ms=elapsed,
+            secrets=self._credentials.secrets(),
+            include_arguments=argument_bytes(arguments) <= self._limits.max_argument_bytes,
+        )
+
+    async def _checked_call(
+        self,
+        ctx: ServerRequestContext[dict[str, Any]],
+        params: types.CallToolRequestParams,
+        tool: Tool,
+        arguments: object,
+        caller: str,
+        outcome: _Outcome,
+    ) -> types.CallToolResult | types.InputRequiredResult:
+        refusal = self._check_scopes(tool)
+        if refusal is not None:
+            outcome.refuse("insufficient scope")
+            return refusal
+        # Before validation: a huge argument object costs nothing more than its measurement.
+        size = argument_bytes(arguments)
+        if size > self._limits.max_argument_bytes:
+            outcome.refuse("arguments too large")
+            return error_result(
+                f"The arguments are too large ({size} bytes as JSON; this server accepts at "
+                f"most {self._limits.max_argument_bytes}). Nothing was sent."
+            )
+        return await self._call(ctx, params, tool, arguments, caller, outcome)
 
     def _check_scopes(self, tool: Tool) -> types.CallToolResult | None:
         """Inbound scopes, checked again here (HTTP answers 403 first, in `auth.ScopeGate`).
@@ -338,21 +417,34 @@ class _Runtime:
         params: types.CallToolRequestParams,
         tool: Tool,
         arguments: object,
+        caller: str,
+        outcome: _Outcome,
     ) -> types.CallToolResult | types.InputRequiredResult:
         problems = self._arguments[tool.name].errors(arguments)
         if problems or not isinstance(arguments, Mapping):
+            outcome.refuse("invalid arguments")
             listed = "\n".join(f"- {p}" for p in problems)
             return error_result(f"Invalid arguments; nothing was sent:\n{listed}")
+        not_allowed = self._values.refusal(tool, arguments)
+        if not_allowed is not None:
+            outcome.refuse("argument value not allowed")
+            return error_result(not_allowed)
         try:
             base_url = resolve_base_url(self._catalog, self._environ)
             plan = self._credentials.select(tool)
             request = build_request(tool, arguments, base_url)
         except ArgumentError as exc:
+            outcome.refuse("invalid arguments")
             return error_result(
                 f"Invalid argument {exc.argument}: {exc.message}. Nothing was sent."
             )
         except (UpstreamError, CredentialError) as exc:
+            outcome.refuse("not configured")
             return error_result(redact(str(exc), self._credentials.secrets()))
+        limited = not is_read_only(tool)
+        if limited and self._rate.wait_time(caller) > 0:  # checked before asking the user
+            outcome.refuse("rate limit")
+            return self._rate_refusal(caller)
         if tool.needs_confirmation:
             message = describe(
                 tool,
@@ -363,12 +455,21 @@ class _Runtime:
                 secrets=self._credentials.secrets(),
             )
             refusal = await self._confirmer.confirm(ctx, params, tool, arguments, message)
-            if refusal is not None:
+            if refusal is None:
+                outcome.decision = "confirmed"
+            elif isinstance(refusal, types.CallToolResult):
                 logger.info("tool %s: not confirmed, nothing sent", tool.name)
+                outcome.decision, outcome.reason = _confirmation_outcome(refusal)
                 return refusal
+            else:
+                return refusal
+        if limited and self._rate.take(caller) > 0:
+            outcome.refuse("rate limit")
+            return self._rate_refusal(caller)
         try:
             request = await self._credentials.apply(plan, request, base_url, self._send)
         except (UpstreamError, CredentialError) as exc:
+            outcome.reason = "credentials failed"
             return error_result(redact(str(exc), self._credentials.secrets()))
         secrets = self._credentials.secrets()
         logger.debug("tool %s: %s %s", tool.name, request.method, redact(request.url, secrets))
@@ -376,7 +477,9 @@ class _Runtime:
         try:
             response = await self._upstream.send(request, origin=origin)
         except UpstreamError as exc:
+            outcome.reason = "upstream failed"
             return error_result(redact(str(exc), secrets))
+        outcome.status = response.status
         logger.debug("tool %s: HTTP %s", tool.name, response.status)
         if response.status == 401:
             self._credentials.forget_tokens(plan)
@@ -384,6 +487,46 @@ class _Runtime:
 
     async def _send(self, request: PreparedRequest, origin: str) -> UpstreamResponse:
         return await self._upstream.send(request, origin=origin)
+
+    def _rate_refusal(self, caller: str) -> types.CallToolResult:
+        wait = max(1, int(self._rate.wait_time(caller) + 0.999))
+        return error_result(
+            f"Rate limit: this server allows {self._limits.write_rate:g} calls per minute to "
+            f"tools that change something. Retry in {wait} seconds. Nothing was sent."
+        )
+
+
+@dataclass
+class _Outcome:
+    """What the audit record of a call says."""
+
+    decision: str = "allowed"
+    reason: str = ""
+    status: int | None = None
+
+    def refuse(self, reason: str) -> None:
+        self.decision, self.reason = "refused", reason
+
+
+def _caller() -> str:
+    """The token subject (or client id) over authenticated HTTP, else `local`."""
+    token = get_access_token()
+    if token is None:
+        return "local"
+    subject = getattr(token, "subject", None)
+    return subject or token.client_id or "authenticated"
+
+
+def _confirmation_outcome(refusal: types.CallToolResult) -> tuple[str, str]:
+    text = " ".join(c.text for c in refusal.content if isinstance(c, types.TextContent))
+    for words, reason in (
+        ("declined by the user", "declined by the user"),
+        ("cancelled by the user", "cancelled by the user"),
+        ("confirm was not true", "not confirmed"),
+    ):
+        if words in text:
+            return "declined", reason
+    return "refused", "no confirmation"
 
 
 def _mcp_tool(tool: Tool) -> types.Tool:

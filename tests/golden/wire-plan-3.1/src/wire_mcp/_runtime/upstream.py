@@ -8,7 +8,7 @@ internal address must not carry our credentials there), cookies from responses a
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from http.cookiejar import CookieJar, DefaultCookiePolicy
 from urllib.parse import urlsplit
@@ -17,6 +17,7 @@ import anyio
 import httpx2
 
 from .catalog import Catalog, Upstream
+from .limits import RETRY_METHODS, RETRY_STATUSES, Limits, retry_delay
 from .redaction import RedactingFilter
 from .request import PreparedRequest, split_base_url
 
@@ -28,9 +29,12 @@ __all__ = [
     "resolve_base_url",
 ]
 
+# Past the configured cap a body is still counted (not kept) up to this many bytes, so that the
+# truncation note can say how much was cut.
 MAX_RESPONSE_BYTES = 10 * 1024 * 1024
 _CONNECT_TIMEOUT = 10.0
 _HTTPX_LOGGER = logging.getLogger("httpx2")
+logger = logging.getLogger(__name__)
 
 
 class UpstreamError(Exception):
@@ -46,6 +50,10 @@ class UpstreamResponse:
     content_type: str
     body: bytes
     location: str = ""
+    # Bytes cut after the cap: 0 when the body is whole; -1 when more than
+    # MAX_RESPONSE_BYTES - len(body) were cut (the rest was not even counted).
+    truncated: int = 0
+    attempts: int = 1
 
 
 def resolve_base_url(catalog: Catalog, environ: Mapping[str, str]) -> str:
@@ -83,7 +91,12 @@ class UpstreamClient:
         user_agent: str,
         transport: httpx2.AsyncBaseTransport | None = None,
         secrets: Callable[[], Iterable[str]] = frozenset,
+        limits: Limits | None = None,
+        sleep: Callable[[float], Awaitable[None]] = anyio.sleep,
     ) -> None:
+        self._limits = Limits() if limits is None else limits
+        self._sleep = sleep
+        self._slots = anyio.CapacityLimiter(self._limits.max_concurrency)
         self._timeout = settings.timeout_seconds
         self._log_filter = RedactingFilter(secrets)
         self._user_agent = user_agent
@@ -93,9 +106,38 @@ class UpstreamClient:
     async def send(self, request: PreparedRequest, *, origin: str) -> UpstreamResponse:
         """Send `request`, which must stay on `origin` (`scheme://host[:port]`).
 
+        GET, HEAD and OPTIONS are retried (at most `Limits.retries` times) after a connect
+        error or a 502, 503 or 504, with exponential backoff that honours `Retry-After`; no
+        other method is ever retried. At most `Limits.max_concurrency` requests are in flight.
+
         Raises:
-            UpstreamError: network failure, timeout, oversized response; no secrets in it.
+            UpstreamError: network failure, timeout; no secrets in it.
         """
+        retryable = request.method.upper() in RETRY_METHODS
+        attempt = 0
+        while True:
+            try:
+                async with self._slots:
+                    response = await self._send_once(request, origin=origin)
+            except _ConnectFailed as exc:
+                if not retryable or attempt >= self._limits.retries:
+                    raise UpstreamError(str(exc)) from None
+                delay = retry_delay(attempt, "")
+            else:
+                if (
+                    not retryable
+                    or response.status not in RETRY_STATUSES
+                    or attempt >= self._limits.retries
+                ):
+                    return _with_attempts(response, attempt + 1)
+                delay = retry_delay(attempt, response.retry_after)
+                if delay is None:  # the upstream asks for a longer pause than we wait
+                    return _with_attempts(response, attempt + 1)
+            attempt += 1
+            logger.info("retrying %s in %.1f s (attempt %d)", request.method, delay, attempt + 1)
+            await self._sleep(delay or 0.0)
+
+    async def _send_once(self, request: PreparedRequest, *, origin: str) -> _Response:
         client = self._get_client()
         built = client.build_request(
             request.method, request.url, headers=list(request.headers), content=request.body
@@ -108,7 +150,7 @@ class UpstreamClient:
             with anyio.fail_after(self._timeout):
                 response = await client.send(built, stream=True)
                 try:
-                    body = await _read_capped(response)
+                    body, truncated = await _read_capped(response, self._limits.max_response_bytes)
                 finally:
                     await response.aclose()
         except (TimeoutError, httpx2.TimeoutException):
@@ -116,17 +158,21 @@ class UpstreamClient:
                 f"The upstream API did not answer within {self._timeout:g} seconds ({where})."
             ) from None
         except httpx2.ConnectError:
-            raise UpstreamError(f"Could not connect to the upstream API ({where}).") from None
+            raise _ConnectFailed(f"Could not connect to the upstream API ({where}).") from None
         except httpx2.HTTPError as exc:
             raise UpstreamError(
                 f"Network error talking to the upstream API ({where}): {type(exc).__name__}."
             ) from None
-        return UpstreamResponse(
-            status=response.status_code,
-            reason=response.reason_phrase,
-            content_type=response.headers.get("content-type", ""),
-            body=body,
-            location=response.headers.get("location", ""),
+        return _Response(
+            UpstreamResponse(
+                status=response.status_code,
+                reason=response.reason_phrase,
+                content_type=response.headers.get("content-type", ""),
+                body=body,
+                location=response.headers.get("location", ""),
+                truncated=truncated,
+            ),
+            response.headers.get("retry-after", ""),
         )
 
     async def aclose(self) -> None:
@@ -150,20 +196,42 @@ class UpstreamClient:
         return self._client
 
 
-async def _read_capped(response: httpx2.Response) -> bytes:
+class _ConnectFailed(Exception):
+    """A connect error (nothing reached the upstream): safe to retry for any retryable method."""
+
+
+@dataclass(frozen=True)
+class _Response:
+    response: UpstreamResponse
+    retry_after: str
+
+    @property
+    def status(self) -> int:
+        return self.response.status
+
+
+def _with_attempts(sent: _Response, attempts: int) -> UpstreamResponse:
+    r = sent.response
+    return UpstreamResponse(
+        r.status, r.reason, r.content_type, r.body, r.location, r.truncated, attempts
+    )
+
+
+async def _read_capped(response: httpx2.Response, cap: int) -> tuple[bytes, int]:
+    """The body's first `cap` bytes, and how many bytes were cut after them (-1: uncounted)."""
     chunks: list[bytes] = []
-    size = 0
+    kept = 0
+    seen = 0
     # Counting decoded bytes also bounds a compressed body that would expand without limit.
     async for chunk in response.aiter_bytes():
-        size += len(chunk)
-        if size > MAX_RESPONSE_BYTES:
-            raise UpstreamError(
-                f"The upstream API answered HTTP {response.status_code} with a response larger "
-                f"than {MAX_RESPONSE_BYTES} bytes, which was discarded. If the call changes "
-                "anything, it has been carried out: do not repeat it blindly."
-            )
-        chunks.append(chunk)
-    return b"".join(chunks)
+        seen += len(chunk)
+        if kept < cap:
+            part = chunk[: cap - kept]
+            chunks.append(part)
+            kept += len(part)
+        if seen > max(cap, MAX_RESPONSE_BYTES):
+            return b"".join(chunks), -1
+    return b"".join(chunks), seen - kept
 
 
 def _origin(scheme: str, host: str, port: int | None) -> tuple[str, str, int]:
