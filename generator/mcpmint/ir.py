@@ -37,6 +37,8 @@ class Body:
     # otherwise the one argument that carries the whole body.
     argument: str | None
     properties: tuple[tuple[str, str], ...] = ()  # (argument, wire name), sorted by argument
+    # Form/multipart `encoding`: (wire name, style, explode, part contentType), sorted by name.
+    encoding: tuple[tuple[str, str, bool, str], ...] = ()
 
 
 @dataclass(frozen=True)

@@ -166,6 +166,12 @@ def _tool(tool: ir.Tool) -> dict[str, Any]:
             "argument": request.body.argument,
             "properties": dict(request.body.properties),
         }
+        if request.body.encoding:
+            body["encoding"] = {
+                wire: {"style": style, "explode": explode}
+                | ({"contentType": content_type} if content_type else {})
+                for wire, style, explode, content_type in request.body.encoding
+            }
     return {
         "name": tool.name,
         "title": tool.title,

@@ -137,7 +137,7 @@ def test_G17_a_parameter_cannot_share_the_wire_name_of_an_api_key() -> None:
 
 
 def test_unsupported_body_media_types_are_refused() -> None:
-    body = {"mediaType": "multipart/form-data", "required": True, "argument": "b", "properties": {}}
+    body = {"mediaType": "not a media type", "required": True, "argument": "b", "properties": {}}
     data = one_tool_catalog([], {"b": {}}, method="POST", body=body)
     with pytest.raises(CatalogError, match="unsupported request media type"):
         load_catalog(data)

@@ -203,6 +203,19 @@ paths:
                 extra: {type: array, items: {type: string, format: binary}}
                 note: {type: string}
       responses: {"204": {description: ok}}
+  /attach:
+    post:
+      operationId: attach
+      requestBody:
+        content:
+          multipart/form-data:
+            schema:
+              type: object
+              required: [parent]
+              properties:
+                file: {type: string, format: binary}
+                parent: {type: string}
+      responses: {"204": {description: ok}}
   /raw:
     put:
       operationId: raw
@@ -237,6 +250,9 @@ def test_multipart_raw_and_json_first_become_tools(tmp_path: Any) -> None:
     assert "filename" in props["file"]["properties"]
     assert props["extra"]["items"]["properties"]["content_base64"]["contentEncoding"] == "base64"
     assert props["note"] == {"type": "string"}
+    attach = tools["forms_attach"].input_schema["properties"]["body"]  # optional: not flattened
+    assert attach["properties"]["file"]["required"] == ["content_base64"]
+    assert attach["properties"]["parent"] == {"type": "string"}
     raw = tools["forms_raw"]
     assert raw.request.body is not None and raw.request.body.media_type == "application/x-tar"
     assert raw.input_schema["properties"]["body"]["contentEncoding"] == "base64"

@@ -37,6 +37,7 @@ _JSON_MEDIA = re.compile(r"^application/(.+\+)?json(;.*)?$", re.IGNORECASE)
 # (or absent) is sent as raw bytes, carried base64-encoded by one `body` argument.
 _SUPPORTED_BODY_MEDIA = ("application/x-www-form-urlencoded", "multipart/form-data", "text/plain")
 _FORM_MEDIA = "application/x-www-form-urlencoded"
+_FORM_STYLES = ("form", "spaceDelimited", "pipeDelimited", "deepObject")
 _MULTIPART_MEDIA = "multipart/form-data"
 _FILE_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -735,7 +736,7 @@ class _Builder:
         flat = _flattenable(schema) and (body_required or not schema.get("required"))
         if not flat:
             if essence == _MULTIPART_MEDIA:
-                schema = _file_schema(schema)
+                schema = _multipart_schema(schema)
             if also and not raw:
                 schema = {
                     **schema,
@@ -743,7 +744,7 @@ class _Builder:
                 }
             argument = args.name("body", "request_body")
             args.add(argument, schema, body_required, body_example)
-            return True, ir.Body(media, body_required, argument)
+            return True, ir.Body(media, body_required, argument, (), _encoding(media_node))
         mapping: list[tuple[str, str]] = []
         body_required_props = schema.get("required", [])
         for wire, prop_schema in schema["properties"].items():
@@ -758,7 +759,8 @@ class _Builder:
                     value = _MISSING  # an example of a binary string is no file object
             args.add(argument, prop_schema, wire in body_required_props, value)
             mapping.append((argument, wire))
-        return True, ir.Body(media, body_required, None, tuple(sorted(mapping)))
+        encoding = _encoding(media_node)
+        return True, ir.Body(media, body_required, None, tuple(sorted(mapping)), encoding)
 
     def response(self, op: _Operation) -> tuple[dict[str, Any] | None, str | None, str]:
         responses = op.operation.get("responses")
@@ -908,9 +910,34 @@ def _binary(schema: Mapping[str, Any], *, empty_too: bool = False) -> bool:
     return schema.get("format") == "binary" or "contentMediaType" in schema
 
 
+def _encoding(media_node: Mapping[str, Any]) -> tuple[tuple[str, str, bool, str], ...]:
+    """OpenAPI `encoding` of a form or multipart body, with OpenAPI's defaults filled in."""
+    raw = media_node.get("encoding")
+    out = []
+    for wire, enc in raw.items() if isinstance(raw, Mapping) else ():
+        if not isinstance(enc, Mapping):
+            continue
+        style = enc.get("style") if enc.get("style") in _FORM_STYLES else "form"
+        explode = enc.get("explode")
+        explode = explode if isinstance(explode, bool) else style == "form"
+        part_type = enc.get("contentType")
+        part_type = part_type if isinstance(part_type, str) else ""
+        out.append((str(wire), str(style), explode, part_type))
+    return tuple(sorted(out))
+
+
 def _also_accepts(content: Mapping[str, Any], media: str) -> str:
     others = [str(m) for m in content if str(m) != media]
     return f" The operation also accepts: {', '.join(others)}." if others else ""
+
+
+def _multipart_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """A whole multipart body: its binary properties become file objects."""
+    props = schema.get("properties")
+    if isinstance(props, dict):
+        fixed = {k: _file_schema(v) if isinstance(v, dict) else v for k, v in props.items()}
+        return {**schema, "properties": fixed}
+    return _file_schema(schema)
 
 
 def _file_schema(schema: dict[str, Any]) -> dict[str, Any]:

@@ -1,0 +1,76 @@
+"""Form bodies from a spec reach the wire the way Stripe documents them (issue 7)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+from mcpmint.diagnostics import DiagnosticSink
+from mcpmint.pipeline import build
+from mcpmint.render import catalog
+from mcpmint.runtime.catalog import load_catalog
+from mcpmint.runtime.request import build_request
+
+SPEC = {
+    "openapi": "3.0.3",
+    "info": {"title": "Payments", "version": "1"},
+    "servers": [{"url": "https://api.example.com"}],
+    "paths": {
+        "/v1/subscriptions": {
+            "post": {
+                "operationId": "PostSubscriptions",
+                "requestBody": {
+                    "required": True,
+                    "content": {
+                        "application/x-www-form-urlencoded": {
+                            "encoding": {
+                                "expand": {"style": "deepObject", "explode": True},
+                                "items": {"style": "deepObject", "explode": True},
+                                "metadata": {"style": "deepObject", "explode": True},
+                            },
+                            "schema": {
+                                "type": "object",
+                                "required": ["customer"],
+                                "properties": {
+                                    "customer": {"type": "string"},
+                                    "expand": {"type": "array", "items": {"type": "string"}},
+                                    "items": {
+                                        "type": "array",
+                                        "items": {
+                                            "type": "object",
+                                            "properties": {"price": {"type": "string"}},
+                                        },
+                                    },
+                                    "metadata": {
+                                        "type": "object",
+                                        "additionalProperties": {"type": "string"},
+                                    },
+                                },
+                            },
+                        }
+                    },
+                },
+                "responses": {"200": {"description": "ok"}},
+            }
+        }
+    },
+}
+
+
+def test_stripe_style_form_body_is_encoded_as_documented(tmp_path: Path) -> None:
+    spec = tmp_path / "payments.yaml"
+    spec.write_text(yaml.safe_dump(SPEC), encoding="utf-8")
+    server = build(spec, DiagnosticSink())
+    tool = load_catalog(catalog(server)).tools[0]
+    arguments = {
+        "customer": "cus_1",
+        "expand": ["customer"],
+        "items": [{"price": "price_123"}],
+        "metadata": {"key": "value"},
+    }
+    request = build_request(tool, arguments, "https://api.example.com")
+    assert request.body == (
+        b"customer=cus_1&expand[]=customer&items[0][price]=price_123&metadata[key]=value"
+    )
+    assert ("Content-Type", "application/x-www-form-urlencoded") in request.headers
