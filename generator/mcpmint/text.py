@@ -34,3 +34,26 @@ def one_line(text: str, max_length: int = 120) -> str:
     if len(first) > max_length:
         first = first[: max_length - 1].rstrip() + "…"
     return first
+
+
+# Phrases that address the model rather than describe the API: the shape of a tool-poisoning
+# attack. Flagged for the operator to review (an override in mcpmint.yaml replaces the text);
+# never silently rewritten, because legitimate descriptions can match too.
+_INSTRUCTION_PATTERNS = (
+    re.compile(r"<\s*/?\s*(important|system|instructions?|secret)\b", re.IGNORECASE),
+    re.compile(r"\bignore\s+(all\s+)?(previous|prior|above)\s+instructions\b", re.IGNORECASE),
+    re.compile(r"\b(do\s+not|don't)\s+(tell|mention|inform)\s+the\s+user\b", re.IGNORECASE),
+    re.compile(
+        r"\b(read|open|cat|send|upload)\b[^.\n]{0,40}(~/\.ssh|id_rsa|\.env\b|/etc/passwd)",
+        re.IGNORECASE,
+    ),
+)
+
+
+def instruction_like(text: str) -> str:
+    """The first phrase of `text` that reads like an instruction to the model, or ""."""
+    for pattern in _INSTRUCTION_PATTERNS:
+        found = pattern.search(text)
+        if found:
+            return found.group(0)
+    return ""

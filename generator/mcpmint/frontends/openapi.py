@@ -24,7 +24,7 @@ from ..load import RawDocument
 from ..runtime.catalog import RESERVED_HEADERS
 from ..sample import sample_instance
 from ..schema import SchemaConverter, SchemaRoot
-from ..text import clean_text, one_line
+from ..text import clean_text, instruction_like, one_line
 from ..validate import SpecVersion
 
 HTTP_METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
@@ -555,6 +555,15 @@ class _Builder:
 
         summary = one_line(str(operation.get("summary") or ""))
         description = clean_text(str(operation.get("description") or ""))
+        for key, text in (("summary", summary), ("description", description)):
+            phrase = instruction_like(text)
+            if phrase:
+                # G14: text that talks to the model is how a tool gets poisoned.
+                self.sink.warning(
+                    self.locate(refs.join(op.pointer, key)),
+                    f"the {key} reads like an instruction to the model ({phrase[:60]!r})",
+                    "review it; replace it with a `description` override in mcpmint.yaml",
+                )
         words = naming.words(name[len(namespace) + 1 :])
         title = summary or " ".join(words).capitalize()
         full_description = (
