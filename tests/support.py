@@ -42,6 +42,24 @@ def node_tool(name: str) -> Path:
     return path
 
 
+def stop(process: subprocess.Popen[bytes]) -> None:
+    """Terminate, and kill if it does not go within 10 s."""
+    process.terminate()
+    try:
+        process.wait(10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+
+
+# What generated code must pass, as it must for hand-written code: run in a package's folder.
+BAR_COMMANDS = [
+    ["-m", "ruff", "check", "--no-cache", "."],
+    ["-m", "ruff", "format", "--check", "--no-cache", "."],
+    ["-m", "mypy", "--strict", "--no-incremental", "--cache-dir=/dev/null", "src", "tests"],
+]
+BAR_IDS = ["ruff-check", "ruff-format", "mypy-strict"]
+
+
 @contextmanager
 def prism(spec: Path) -> Iterator[str]:
     """A Prism mock of `spec` on a free loopback port; yields its base URL."""
@@ -57,11 +75,7 @@ def prism(spec: Path) -> Iterator[str]:
         wait_for_port(port, process, timeout=120)
         yield f"http://127.0.0.1:{port}"
     finally:
-        process.terminate()
-        try:
-            process.wait(10)
-        except subprocess.TimeoutExpired:
-            process.kill()
+        stop(process)
         log.close()
 
 
@@ -72,11 +86,7 @@ def serving(command: list[str], port: int, env: dict[str, str]) -> Iterator[None
         wait_for_port(port, process)
         yield
     finally:
-        process.terminate()
-        try:
-            process.wait(10)
-        except subprocess.TimeoutExpired:
-            process.kill()
+        stop(process)
         if process.stderr:
             process.stderr.close()
 

@@ -24,7 +24,18 @@ from mcp.client.streamable_http import streamable_http_client
 from mcpmint.diagnostics import DiagnosticSink
 from mcpmint.pipeline import GenerateOptions, generate
 
-from .support import REPO, clean_env, free_port, make_venv, node_tool, prism, run, serving
+from .support import (
+    BAR_COMMANDS,
+    BAR_IDS,
+    REPO,
+    clean_env,
+    free_port,
+    make_venv,
+    node_tool,
+    prism,
+    run,
+    serving,
+)
 
 pytestmark = [pytest.mark.slow, pytest.mark.anyio]
 SPEC = REPO / "specs" / "petstore-plus.yaml"
@@ -77,15 +88,7 @@ def test_generated_package_passes_its_own_tests_in_a_fresh_venv(installed: Insta
     assert " passed" in done.stdout
 
 
-@pytest.mark.parametrize(
-    "command",
-    [
-        ["-m", "ruff", "check", "--no-cache", "."],
-        ["-m", "ruff", "format", "--check", "--no-cache", "."],
-        ["-m", "mypy", "--strict", "--no-incremental", "--cache-dir=/dev/null", "src", "tests"],
-    ],
-    ids=["ruff-check", "ruff-format", "mypy-strict"],
-)
+@pytest.mark.parametrize("command", BAR_COMMANDS, ids=BAR_IDS)
 def test_generated_package_meets_our_bar(installed: Installed, command: list[str]) -> None:
     done = run([str(installed.python), *command], cwd=installed.folder)
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]

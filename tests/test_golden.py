@@ -17,7 +17,7 @@ from mcpmint.pipeline import build, render_server
 from mcpmint.write import MANIFEST, manifest_text, write_tree
 
 from .conftest import REPO, SPECS
-from .support import clean_env, run
+from .support import BAR_COMMANDS, BAR_IDS, clean_env, run
 
 GOLDEN = REPO / "tests" / "golden"
 GOLDEN_SPECS = {
@@ -92,15 +92,7 @@ def test_golden_package_passes_its_own_tests(name: str) -> None:
 
 
 @pytest.mark.parametrize("name", sorted(GOLDEN_SPECS))
-@pytest.mark.parametrize(
-    "command",
-    [
-        ["-m", "ruff", "check", "--no-cache", "."],
-        ["-m", "ruff", "format", "--check", "--no-cache", "."],
-        ["-m", "mypy", "--strict", "--no-incremental", "--cache-dir=/dev/null", "src", "tests"],
-    ],
-    ids=["ruff-check", "ruff-format", "mypy-strict"],
-)
+@pytest.mark.parametrize("command", BAR_COMMANDS, ids=BAR_IDS)
 def test_golden_package_meets_our_bar(name: str, command: list[str]) -> None:
     done = run([sys.executable, *command], cwd=GOLDEN / name, env=golden_env(name))
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import copy
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -13,10 +12,9 @@ from openapi_spec_validator import OpenAPIV30SpecValidator
 
 from mcpmint.diagnostics import DiagnosticSink
 from mcpmint.frontends.swagger2 import convert, convert_with_origins
-from mcpmint.pipeline import GenerateOptions, build, generate
+from mcpmint.pipeline import build
 
 from .conftest import CORPUS, SPECS
-from .support import clean_env, run
 
 
 def swagger(**extra: Any) -> dict[str, Any]:
@@ -599,41 +597,3 @@ def test_slack_style_form_operation(tmp_path: Path) -> None:
     assert tool.input_schema["required"] == ["channel"]
     assert server.base_url == "https://chat.example.com/api"
     assert [s.type for s in server.security_schemes] == ["oauth2"]
-
-
-@pytest.fixture(scope="module")
-def petstore_v2_package(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("petstore-v2") / "petstore-mcp"
-    sink = DiagnosticSink()
-    generate(SPECS / "petstore-v2.yaml", GenerateOptions(output=out), sink)
-    assert not sink.has_errors, sink.items
-    return out
-
-
-def package_env(out: Path) -> dict[str, str]:
-    return clean_env(PYTHONPATH=str(out / "src"), MYPYPATH=str(out / "src"))
-
-
-def test_petstore_v2_package_passes_its_own_tests(petstore_v2_package: Path) -> None:
-    done = run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
-        cwd=petstore_v2_package,
-        env=package_env(petstore_v2_package),
-    )
-    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
-
-
-@pytest.mark.parametrize(
-    "command",
-    [
-        ["-m", "ruff", "check", "--no-cache", "."],
-        ["-m", "ruff", "format", "--check", "--no-cache", "."],
-        ["-m", "mypy", "--strict", "--no-incremental", "--cache-dir=/dev/null", "src", "tests"],
-    ],
-    ids=["ruff-check", "ruff-format", "mypy-strict"],
-)
-def test_petstore_v2_package_meets_our_bar(petstore_v2_package: Path, command: list[str]) -> None:
-    done = run(
-        [sys.executable, *command], cwd=petstore_v2_package, env=package_env(petstore_v2_package)
-    )
-    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
