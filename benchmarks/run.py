@@ -1,12 +1,15 @@
 """Benchmarks: mcpmint next to openapi-mcp-generator, on the same specs, in the same run.
 
-    .venv/bin/python benchmarks/run.py [--specs petstore-plus,stripe,github] [--no-peers]
+    .venv/bin/python benchmarks/run.py [--specs petstore-plus,stripe,github]
+                                       [--no-peers] [--no-servers] [--json rows.json]
 
 For each spec: cold `mcpmint generate` time and peak RSS (`/usr/bin/time -v` on a
 subprocess), the `tools/list` size in bytes and estimated tokens (bytes / 4), also without
 `outputSchema` (most clients do not send it to the model); and, when npm can install it into
 `.tools/`, `openapi-mcp-generator@4.0.1` time, memory and the size of the tool definitions
-in its generated source. Prints a Markdown table for docs/benchmarks.md.
+in its generated source. Prints a Markdown table for docs/benchmarks.md. Then, unless
+`--no-servers`, `peers.py` runs each generated server (and FastMCP's `from_openapi`) over stdio:
+start-up to the first tools/list, peak memory, per-call overhead; a second table.
 """
 
 from __future__ import annotations
@@ -22,6 +25,8 @@ import sys
 import tempfile
 from pathlib import Path
 from typing import Any
+
+import peers  # benchmarks/peers.py: servers at run time (this folder is on sys.path)
 
 ROOT = Path(__file__).resolve().parents[1]
 SPECS = {
@@ -133,10 +138,15 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--specs", default="petstore-plus,stripe,github")
     parser.add_argument("--no-peers", action="store_true")
+    parser.add_argument(
+        "--no-servers", action="store_true", help="skip start-up and per-call (peers.py)"
+    )
     parser.add_argument("--json", type=Path, help="also write the rows here")
     args = parser.parse_args()
     binary = None if args.no_peers else install_peer()
+    fastmcp = None if args.no_peers or args.no_servers else peers.install_fastmcp()
     rows: list[dict[str, Any]] = []
+    servers: list[dict[str, Any]] = []
     for name in args.specs.split(","):
         spec = SPECS[name]
         with tempfile.TemporaryDirectory() as tmp:
@@ -144,15 +154,20 @@ def main() -> int:
             rows.append({"spec": name, **mcpmint(spec, work)})
             if binary is not None:
                 rows.append({"spec": name, **peer(binary, spec, work)})
-        print(json.dumps(rows[-1]), file=sys.stderr)
+            print(json.dumps(rows[-1]), file=sys.stderr)
+            if not args.no_servers:
+                peer_name = PEER if binary is not None else None
+                servers.extend(peers.server_rows(name, spec, work, peer_name, fastmcp))
     stamp = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
     print(
         f"{stamp}; {platform.node()}; {platform.processor() or platform.machine()}; "
         f"Python {platform.python_version()}\n"
     )
     print(table(rows))
+    if servers:
+        print("\n" + peers.server_table(servers))
     if args.json:
-        args.json.write_text(json.dumps(rows, indent=2))
+        args.json.write_text(json.dumps(rows + servers, indent=2))
     return 0
 
 

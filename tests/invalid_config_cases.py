@@ -45,7 +45,14 @@ EXPECTED_CONFIGS: dict[str, tuple[str, str]] = {
     ),
     "config-two-sources.yaml": (
         "specs/invalid/config/config-two-sources.yaml:5:5",
-        "only one source per server is supported yet",
+        "two sources have the namespace 'petstore': "
+        "specs/invalid/config/config-two-sources.yaml:3:5 and",
+    ),
+    "config-tool-name-clash.yaml": (
+        "specs/invalid/config/clash/pet-store.yaml:4:5",
+        "tool name 'pet_store_list' comes from two sources: "
+        "specs/invalid/config/clash/pet.yaml:4:5 (clash/pet.yaml) and "
+        "specs/invalid/config/clash/pet-store.yaml:4:5 (clash/pet-store.yaml)",
     ),
     "config-missing-spec.yaml": (
         "specs/invalid/config/config-missing-spec.yaml:3:5",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -126,3 +127,211 @@ paths:
     assert f"{spec}:11:19: error: security requirement names an undefined" in stderr
     assert f"{spec}:14:5: warning: validation: 'responses' is a required" in stderr
     assert not out.exists()
+
+
+def assert_refused(code: int, stdout: str, stderr: str, out: Path, located: str) -> None:
+    """Exit 2, the located diagnostic, no traceback, nothing written."""
+    assert code == 2, stdout + stderr
+    assert located in stderr, stderr
+    assert "Traceback" not in stdout + stderr
+    assert not out.exists()
+
+
+def test_G3_alias_bomb_is_refused_at_the_command_line_before_expansion(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    code, stdout, stderr = mcpmint("generate", f"{INVALID_DIR}/billion-laughs.yaml", "-o", str(out))
+    assert_refused(
+        code, stdout, stderr, out, "specs/invalid/billion-laughs.yaml:20:6: error: more than"
+    )
+    assert "(max_nodes)" in stderr
+
+
+def test_G3_a_50_mb_spec_is_refused_by_its_size_without_being_read(tmp_path: Path) -> None:
+    spec = tmp_path / "huge.yaml"
+    with spec.open("wb") as handle:
+        handle.truncate(50 * 1024 * 1024)  # sparse: the size is what is checked, first
+    out = tmp_path / "out"
+    code, stdout, stderr = mcpmint("generate", str(spec), "-o", str(out))
+    assert_refused(code, stdout, stderr, out, f"{spec}: error: file is 52428800 bytes")
+    assert "(max_bytes)" in stderr
+
+
+CYCLE_SPEC = """\
+openapi: 3.0.3
+info: {{title: Cycle, version: "1"}}
+paths:
+  /a:
+    get:
+      operationId: getA
+      responses:
+        "200":
+          description: ok
+          content:
+            application/json:
+              schema: {{$ref: '#/components/schemas/A'}}
+components:
+  schemas:
+{schemas}
+"""
+
+
+def test_G5_a_cycle_through_the_data_generates_bounded_defs(tmp_path: Path) -> None:
+    spec = tmp_path / "cycle.yaml"
+    spec.write_text(
+        CYCLE_SPEC.format(
+            schemas="    A: {type: object, properties: {b: {$ref: '#/components/schemas/B'}}}\n"
+            "    B: {type: object, properties: {a: {$ref: '#/components/schemas/A'}}}\n"
+        ),
+        encoding="utf-8",
+    )
+    out = tmp_path / "out"
+    code, _, stderr = mcpmint("generate", str(spec), "-o", str(out))
+    assert code == 0, stderr
+    tools = json.loads((out / "src" / "cycle_mcp" / "_generated" / "tools.json").read_text())
+    [tool] = tools["tools"]
+    assert sorted(tool["outputSchema"]["$defs"]) == ["A", "B"]
+
+
+def test_G5_a_ref_loop_that_describes_nothing_is_refused_naming_it(tmp_path: Path) -> None:
+    spec = tmp_path / "cycle.yaml"
+    spec.write_text(
+        CYCLE_SPEC.format(
+            schemas="    A: {$ref: '#/components/schemas/B'}\n"
+            "    B: {$ref: '#/components/schemas/A'}\n"
+        ),
+        encoding="utf-8",
+    )
+    out = tmp_path / "out"
+    code, stdout, stderr = mcpmint("generate", str(spec), "-o", str(out))
+    assert_refused(code, stdout, stderr, out, f"{spec}:12:24: error: $ref '#/components/schemas/A'")
+    assert "only leads to other $refs in a loop" in stderr
+
+
+def _one_post(name: str, schema: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "openapi": "3.0.3",
+        "info": {"title": "Limits", "version": "1"},
+        "paths": {
+            "/x": {
+                "post": {
+                    "operationId": "postX",
+                    "requestBody": {
+                        "content": {
+                            "application/json": {"schema": {"$ref": f"#/components/schemas/{name}"}}
+                        }
+                    },
+                    "responses": {"200": {"description": "ok"}},
+                }
+            }
+        },
+        "components": {"schemas": {name: schema}},
+    }
+
+
+def test_G13_a_schema_500_levels_deep_is_refused_with_a_limit_message(tmp_path: Path) -> None:
+    # Written as text: json.dumps itself would recurse too deeply.
+    level = '{"type": "object", "properties": {"x": '
+    deep = level * 500 + '{"type": "string"}' + "}}" * 500
+    text = json.dumps(_one_post("Deep", {})).replace('"Deep": {}', '"Deep": ' + deep)
+    spec = tmp_path / "deep.json"
+    spec.write_text(text, encoding="utf-8")
+    out = tmp_path / "out"
+    code, stdout, stderr = mcpmint("generate", str(spec), "-o", str(out))
+    assert_refused(code, stdout, stderr, out, f"{spec}:1:")
+    assert "nested deeper than 256 levels (max_depth)" in stderr
+
+
+def test_G13_ten_thousand_allof_branches_are_refused_with_a_limit_message(tmp_path: Path) -> None:
+    huge = {"allOf": [{"properties": {f"p{i}": {"type": "string"}}} for i in range(10_000)]}
+    spec = tmp_path / "huge.json"
+    spec.write_text(json.dumps(_one_post("Huge", huge)), encoding="utf-8")
+    out = tmp_path / "out"
+    code, stdout, stderr = mcpmint("generate", str(spec), "-o", str(out))
+    assert_refused(code, stdout, stderr, out, f"{spec}#/components/schemas/Huge/allOf: error: ")
+    assert "10000 branches, more than the limit of 1000" in stderr
+
+
+def test_G13_five_thousand_operations_are_validated_and_listed(tmp_path: Path) -> None:
+    document = {
+        "openapi": "3.0.3",
+        "info": {"title": "Many", "version": "1"},
+        "paths": {
+            f"/items{i}": {
+                "get": {"operationId": f"getItem{i}", "responses": {"200": {"description": "ok"}}}
+            }
+            for i in range(5000)
+        },
+    }
+    spec = tmp_path / "many.json"
+    spec.write_text(json.dumps(document), encoding="utf-8")
+    code, stdout, stderr = mcpmint("tools", str(spec), "--json")
+    assert code == 0, stderr
+    report = json.loads(stdout)
+    assert report["summary"]["tools"] == 5000
+    assert len({row["name"] for row in report["tools"]}) == 5000
+
+
+QUALITY_SPEC = """\
+openapi: 3.0.3
+info: {title: Shop, version: "1"}
+paths:
+  /good:
+    get:
+      operationId: good
+      summary: List the orders of a customer.
+      description: Use it when the user asks about past orders. Returns the newest first.
+      responses: {"200": {description: ok}}
+  /bare:
+    get:
+      operationId: bare
+      responses: {"200": {description: ok}}
+  /same1:
+    get:
+      operationId: same1
+      description: Fetches things.
+      responses: {"200": {description: ok}}
+  /same2:
+    get:
+      operationId: same2
+      description: Fetches things.
+      responses: {"200": {description: ok}}
+  /long:
+    get:
+      operationId: long
+      description: "Use it when you must. {padding}"
+      responses: {"200": {description: ok}}
+"""
+
+
+def test_tools_flags_missing_overlong_duplicate_and_no_when_descriptions_without_blocking(
+    tmp_path: Path,
+) -> None:
+    spec = tmp_path / "shop.yaml"
+    spec.write_text(QUALITY_SPEC.replace("{padding}", "x" * 1100), encoding="utf-8")
+
+    code, stdout, stderr = mcpmint("tools", str(spec))
+    assert code == 0, stderr
+    assert "5 tools" in stdout
+    assert "shop_bare: warning: has no description in the spec" in stderr
+    assert "shop_long: warning: description is 1122 characters, more than 1024" in stderr
+    assert "shop_same2: warning: description is the same as shop_same1's" in stderr
+    assert "shop_same1: warning: description does not say when to use the tool" in stderr
+    assert "shop_good: warning" not in stderr
+    assert 'hint: a description the model can choose by reads "What it does. Use it when' in (
+        stderr
+    )
+
+    code, stdout, _ = mcpmint("tools", str(spec), "--json")
+    assert code == 0
+    report = json.loads(stdout)
+    kinds = {
+        row["name"]: [f["kind"] for f in row["descriptionFindings"]] for row in report["tools"]
+    }
+    assert kinds == {
+        "shop_bare": ["missing"],
+        "shop_good": [],
+        "shop_long": ["overlong"],
+        "shop_same1": ["no-when"],
+        "shop_same2": ["duplicate", "no-when"],
+    }
+    assert report["summary"]["descriptionFindings"] == 5

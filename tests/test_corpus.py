@@ -30,10 +30,14 @@ from .support import clean_env
 
 INDEX = CORPUS / "INDEX.tsv"
 SLOW_BYTES = 1_000_000  # docker-engine is smaller, but Swagger 2.0 and 100 tools: kept fast
-# Specs that cannot become a server, with the exact located error they must stop with.
-EXPECTED_ERRORS = {
+# Specs that cannot become a server, with the exact located error they must stop with. None
+# today: prance-recursive-objs's remote $ref (never fetched) is a warning since issue 7, and
+# its one schema is read as unknown (EXPECTED_WARNINGS).
+EXPECTED_ERRORS: dict[str, str] = {}
+# Located warnings a spec must give (a substring of the output, corpus folder stripped).
+EXPECTED_WARNINGS = {
     "prance-recursive-objs": (
-        "prance-recursive-objs/recursive_objs.yaml:70:13: error: network $ref refused: "
+        "prance-recursive-objs/recursive_objs.yaml:70:13: warning: network $ref not fetched: "
         "'http://finkhaeuser.de/projects/prance/petstore.yaml#/definitions/Pet'"
     ),
 }
@@ -151,6 +155,9 @@ def test_corpus_spec_generates_a_working_server(row: dict[str, str], tmp_path: P
             assert not out.exists()
         else:
             assert done.returncode == 0, output[-4000:]
+            if name in EXPECTED_WARNINGS:
+                relative = output.replace(str(CORPUS) + "/", "")
+                assert EXPECTED_WARNINGS[name] in relative, output[-4000:]
             packages = sorted(p.name for p in (out / "src").iterdir() if p.name.endswith("_mcp"))
             assert len(packages) == 1, packages
             probe = subprocess.run(

@@ -12,8 +12,10 @@ from pathlib import Path
 
 import pytest
 
+from mcpmint.config import load_config
 from mcpmint.diagnostics import DiagnosticSink
-from mcpmint.pipeline import build, render_server
+from mcpmint.pipeline import build, build_config, render_server
+from mcpmint.render import FileTree
 from mcpmint.write import MANIFEST, manifest_text, write_tree
 
 from .conftest import REPO, SPECS
@@ -25,15 +27,27 @@ GOLDEN_SPECS = {
     "petstore-plus": SPECS / "petstore-plus.yaml",
     "petstore-v2": SPECS / "petstore-v2.yaml",
     "wire-plan-3.1": SPECS / "wire-plan-3.1" / "oas31.yaml",
+    "internal-tools": SPECS / "internal-tools.yaml",  # a tool manifest: HTTP and handler tools
+    "mixed": SPECS / "mixed" / "mcpmint.yaml",  # a config: OpenAPI + manifest sources
 }
 UPDATE_HINT = "run `pytest tests/test_golden.py --update-golden` and review the diff"
 
 
-def expected_tree(name: str) -> dict[str, str]:
+def golden_tree(name: str) -> FileTree:
     spec, folder = GOLDEN_SPECS[name], GOLDEN / name
     sink = DiagnosticSink()
+    if spec.name == "mcpmint.yaml":  # a project config: its own sources, no scaffolded config
+        config = load_config(spec, sink)
+        assert config is not None, [d.render() for d in sink]
+        server = build_config(config, sink)
+        first = Path(os.path.relpath(config.source.spec, folder)).as_posix()
+        return render_server(server, first, sink, config=False)
     server = build(spec, sink)
-    tree = render_server(server, Path(os.path.relpath(spec, folder)).as_posix(), sink)
+    return render_server(server, Path(os.path.relpath(spec, folder)).as_posix(), sink)
+
+
+def expected_tree(name: str) -> dict[str, str]:
+    tree = golden_tree(name)
     return {**tree.scaffold, **tree.generated, MANIFEST: manifest_text(tree.generated)}
 
 
@@ -54,10 +68,7 @@ def test_generated_tree_matches_golden(name: str, request: pytest.FixtureRequest
 
         shutil.rmtree(folder, ignore_errors=True)
         sink = DiagnosticSink()
-        spec = GOLDEN_SPECS[name]
-        server = build(spec, sink)
-        tree = render_server(server, Path(os.path.relpath(spec, folder)).as_posix(), sink)
-        write_tree(tree, folder, sink=sink)
+        write_tree(golden_tree(name), folder, sink=sink)
         assert not sink.has_errors
     actual = on_disk(folder)
     missing = sorted(set(expected) - set(actual))

@@ -93,6 +93,11 @@ def test_spec_v2_is_refused_until_accepted_then_user_edits_survive_and_the_lock_
 ) -> None:
     custom = repo / "server/tests/test_custom.py"
     custom.write_text(custom.read_text(encoding="utf-8") + "\n# my own test notes\n", "utf-8")
+    # The extension points, edited as a team would: a business rule and a credential note.
+    hooks, auth = repo / PACKAGE / "hooks.py", repo / PACKAGE / "auth.py"
+    hooks.write_text(hooks.read_text(encoding="utf-8") + "\nOUR_RULE = 'ACME_'\n", "utf-8")
+    auth.write_text(auth.read_text(encoding="utf-8") + "\n# keys come from vault\n", "utf-8")
+    user_files = {path: path.read_bytes() for path in (hooks, auth)}
     (repo / "server/README.md").write_text("# Our petstore server\n", encoding="utf-8")
     shutil.copy(V2, repo / "spec.yaml")
     commit(repo, "user edits and spec v2")
@@ -128,11 +133,12 @@ def test_spec_v2_is_refused_until_accepted_then_user_edits_survive_and_the_lock_
     assert code == 0, stdout + stderr
     assert "tool surface changes" in stdout and "petstore_list_toys: tool added" in stdout
     assert "# my own test notes" in custom.read_text(encoding="utf-8")
+    assert {path: path.read_bytes() for path in user_files} == user_files
     assert (repo / "server/README.md").read_text(encoding="utf-8") == "# Our petstore server\n"
     names = tool_names(repo)
     assert "petstore_list_toys" in names and "petstore_list_categories" not in names
     for path in (repo / "server").rglob("*"):
-        if path.is_file() and path != custom:
+        if path.is_file() and path not in (custom, *user_files):
             assert "list_categories" not in path.read_text(encoding="utf-8"), path
     changed = git(repo, "status", "--porcelain").split("\n")
     assert " M server/tools.lock.json" in changed

@@ -16,10 +16,11 @@ from urllib.parse import quote, urlsplit
 
 from . import ir
 from .diagnostics import DiagnosticSink
-from .render import catalog, tool_definition
+from .render import catalog
 from .runtime.catalog import CatalogError, load_catalog
 from .runtime.request import ArgumentError, build_request
 from .sample import sample_instance
+from .toolmodes import listed_definitions
 
 FALLBACK_BASE_URL = "http://upstream.test/api"
 UNEXPECTED_ARGUMENT = "unexpected_argument"
@@ -44,6 +45,9 @@ def test_environment(server: ir.Server) -> dict[str, str]:
     }
     if not server.base_url:
         environ[f"{server.env_prefix}_BASE_URL"] = FALLBACK_BASE_URL
+    for upstream in server.upstreams:  # several sources: each other one's base URL
+        if not upstream.base_url:
+            environ[upstream.env] = FALLBACK_BASE_URL
     # One request per call: the tests count what reaches the upstream, and retries (of safe
     # methods, after connection errors) would multiply it and add real back-off time.
     environ[f"{server.env_prefix}_RETRIES"] = "0"
@@ -73,11 +77,13 @@ def build_cases(server: ir.Server, sink: DiagnosticSink) -> dict[str, Any]:
             # The cases file is written with sorted keys; expect the body built from that order.
             arguments = json.loads(json.dumps(arguments, sort_keys=True))
         rejections[tool.name] = _rejections(tool, arguments or {})
+        if tool.handler:
+            continue  # no request to check; hooks.py answers it (the user's tests cover that)
         if arguments is None:
             unsampled.append(tool.name)
             continue
         try:
-            prepared = build_request(runtime_tools[tool.name], arguments, base_url)
+            prepared = build_request(runtime_tools[tool.name], arguments, _base_url(server, tool))
         except ArgumentError as exc:
             sink.warning(
                 tool.source,
@@ -105,7 +111,7 @@ def build_cases(server: ir.Server, sink: DiagnosticSink) -> dict[str, Any]:
         }
     return {
         "environ": environ,
-        "toolsList": [tool_definition(tool) for tool in server.tools],
+        "toolsList": listed_definitions(server),  # what the tool mode lists
         "calls": calls,
         "rejections": rejections,
         "unsampled": unsampled,
@@ -115,6 +121,14 @@ def build_cases(server: ir.Server, sink: DiagnosticSink) -> dict[str, Any]:
             name for name in calls if calls[name]["confirmation"] == "required"
         ),
     }
+
+
+def _base_url(server: ir.Server, tool: ir.Tool) -> str:
+    """Where the tool's request goes in the generated tests (several sources: its own)."""
+    for upstream in server.upstreams:
+        if upstream.name == tool.upstream:
+            return upstream.base_url or FALLBACK_BASE_URL
+    return server.base_url or FALLBACK_BASE_URL
 
 
 def _credentials(
@@ -157,7 +171,7 @@ def _arguments(tool: ir.Tool) -> dict[str, Any] | None:
 
 
 def _response(tool: ir.Tool) -> Any:
-    if tool.request.accept and "json" not in tool.request.accept:
+    if tool.request is not None and tool.request.accept and "json" not in tool.request.accept:
         return "ok"
     schema = tool.output_schema
     if schema is None:

@@ -31,7 +31,9 @@ from .lock import (
     parse_lock,
 )
 from .pipeline import GenerateOptions, build, build_config, generate
+from .quality import QUALITY_HINT, description_findings
 from .render import tool_definition
+from .toolmodes import listed_summary
 
 app = typer.Typer(
     name="mcpmint",
@@ -61,6 +63,14 @@ RootOption = Annotated[
 NamespaceOption = Annotated[
     str | None,
     typer.Option("--namespace", "-n", help="Tool name prefix; default: from the spec's title."),
+]
+AllowPartialOption = Annotated[
+    bool,
+    typer.Option(
+        "--allow-partial",
+        help="Leave out, with a warning, operations that cannot become tools (an unresolvable "
+        "parameter or body $ref, an unsupported body media type) instead of stopping.",
+    ),
 ]
 
 
@@ -116,13 +126,17 @@ def _input(
 
 
 def _build(
-    path: Path | None, sink: DiagnosticSink, namespace: str | None, root: Path | None
+    path: Path | None,
+    sink: DiagnosticSink,
+    namespace: str | None,
+    root: Path | None,
+    allow_partial: bool = False,
 ) -> tuple[str, Any]:
     """What `validate` and `tools` show: the input's name and its server's IR."""
     source = _input(path, sink, namespace, root)
     if isinstance(source, Config):
-        return source.path.as_posix(), build_config(source, sink)
-    return source.as_posix(), build(source, sink, namespace, root)
+        return source.path.as_posix(), build_config(source, sink, allow_partial=allow_partial)
+    return source.as_posix(), build(source, sink, namespace, root, allow_partial=allow_partial)
 
 
 def _guard(run: Any) -> Any:
@@ -174,6 +188,7 @@ def generate_command(
             "tools, removed or newly required arguments, narrowed types, removed output fields).",
         ),
     ] = False,
+    allow_partial: AllowPartialOption = False,
 ) -> None:
     """Generate (or regenerate) an MCP server package from SPEC or a project config.
 
@@ -189,7 +204,9 @@ def generate_command(
 
     def run(sink: DiagnosticSink) -> None:
         source = _input(spec, sink, namespace, root)
-        options = GenerateOptions(output, namespace, check, force, root, accept_breaking)
+        options = GenerateOptions(
+            output, namespace, check, force, root, accept_breaking, allow_partial
+        )
         report = generate(source, options, sink)
         out = report.output
         if report.quick:
@@ -233,14 +250,17 @@ def generate_command(
 
 @app.command("validate")
 def validate_command(
-    spec: SpecOrConfigArgument = None, namespace: NamespaceOption = None, root: RootOption = None
+    spec: SpecOrConfigArgument = None,
+    namespace: NamespaceOption = None,
+    root: RootOption = None,
+    allow_partial: AllowPartialOption = False,
 ) -> None:
     """Check SPEC (or a project config and its spec) and print the diagnostics; writes
     nothing."""
     namespace = _valid_namespace(namespace)
 
     def run(sink: DiagnosticSink) -> None:
-        name, server = _build(spec, sink, namespace, root)
+        name, server = _build(spec, sink, namespace, root, allow_partial)
         _print_diagnostics(sink)
         typer.echo(f"{name}: ok, {len(server.tools)} tools, {len(sink.warnings)} warnings")
 
@@ -257,29 +277,48 @@ def tools_command(
     namespace: NamespaceOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
     root: RootOption = None,
+    allow_partial: AllowPartialOption = False,
 ) -> None:
     """List the tools SPEC (or a project config) gives and what they cost in a model's
     context."""
     namespace = _valid_namespace(namespace)
 
     def run(sink: DiagnosticSink) -> None:
-        _, server = _build(spec, sink, namespace, root)
+        _, server = _build(spec, sink, namespace, root, allow_partial)
         _print_diagnostics(sink)
+        findings = description_findings(server.tools)  # warnings only, never blocking
+        for finding in findings:
+            typer.echo(f"{finding.tool}: warning: {finding.message}", err=True)
+        if findings:
+            typer.echo(f"    hint: {QUALITY_HINT}", err=True)
         rows: list[dict[str, Any]] = [
             {
                 "name": tool.name,
-                "method": tool.request.method,
-                "path": tool.request.path,
+                "method": tool.endpoint[0],
+                "path": tool.endpoint[1],
                 "bytes": _size(tool_definition(tool)),
             }
             for tool in server.tools
         ]
         total = _size({"tools": [tool_definition(tool) for tool in server.tools]})
         # A rough, model-independent estimate: about four bytes of JSON per token.
-        summary = {"tools": len(rows), "bytes": total, "estimatedTokens": total // 4}
+        summary: dict[str, Any] = {
+            "tools": len(rows),
+            "bytes": total,
+            "estimatedTokens": total // 4,
+        }
+        listed = listed_summary(server)  # tools.mode dynamic or groups lists fewer
+        if listed is not None:
+            summary["listed"] = listed
         if as_json:
+            summary["descriptionFindings"] = len(findings)
             for row in rows:
                 row["estimatedTokens"] = row["bytes"] // 4
+                row["descriptionFindings"] = [
+                    {"kind": f.kind, "message": f.message}
+                    for f in findings
+                    if f.tool == row["name"]
+                ]
             typer.echo(json.dumps({"summary": summary, "tools": rows}, indent=2))
             return
         width = max((len(r["name"]) for r in rows), default=4)
@@ -289,6 +328,11 @@ def tools_command(
                 f"{row['method']} {row['path']}"
             )
         typer.echo(f"{summary['tools']} tools; tools/list is {total} bytes, ~{total // 4} tokens")
+        if listed is not None:
+            typer.echo(
+                f"tools.mode {listed['mode']}: tools/list shows {listed['tools']} tools, "
+                f"{listed['bytes']} bytes, ~{listed['estimatedTokens']} tokens"
+            )
 
     _guard(run)
 

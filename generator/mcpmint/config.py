@@ -14,9 +14,9 @@ import os
 import re
 import stat
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
@@ -25,6 +25,8 @@ from . import ir
 from .diagnostics import DiagnosticSink
 from .load import Limits, _decode, _parse_json, _parse_yaml, _Refused, _Source
 from .refs import escape_token
+from .settings import check_settings
+from .toolmodes import ToolsOptions, read_tools_options
 
 CONFIG_NAMES = ("mcpmint.yaml", "mcpmint.yml")
 MAX_CONFIG_BYTES = 1024 * 1024
@@ -62,6 +64,11 @@ class Override:
     hidden: bool = False
     confirmation: ir.Confirmation | None = None
     annotations: tuple[tuple[AnnotationKey, bool], ...] = ()
+    # Argument objects shown to the model; each is checked against the tool's input schema
+    # at generation (an invalid one is an error at its location, example_locations[i]).
+    examples: tuple[dict[str, Any], ...] = ()
+    example_locations: tuple[str, ...] = ()
+    scopes: tuple[str, ...] = ()  # inbound OAuth scopes a caller needs for this tool
 
 
 @dataclass(frozen=True)
@@ -74,6 +81,8 @@ class Source:
     include: Selection | None = None
     exclude: Selection | None = None
     overrides: tuple[Override, ...] = ()
+    kind: Literal["spec", "manifest"] = "spec"  # an OpenAPI document or a tool manifest
+    resources: Selection | None = None  # GET operations that are also resource templates
 
 
 @dataclass(frozen=True)
@@ -91,6 +100,13 @@ class Config:
     sources: tuple[Source, ...]
     max_tool_name: int = 64
     confirmation: ir.ConfirmationPolicy = "writes"
+    allow_partial: bool = False  # operations that cannot become tools: warnings, left out
+    strict_schemas: bool = False  # input schemas in their strict variant (strict.py)
+    formatter: str = "ruff"  # the layout of generated code: ruff or black (format.py)
+    # Tool modes, token budget, concise results (toolmodes.py).
+    tools: ToolsOptions = field(default_factory=ToolsOptions)
+    # `settings:` (suffix, value) pairs for the generated server; the environment wins.
+    settings: tuple[tuple[str, str], ...] = ()
 
     @property
     def folder(self) -> Path:
@@ -98,7 +114,7 @@ class Config:
 
     @property
     def source(self) -> Source:
-        """The one source this version supports."""
+        """The first (primary) source: namespace, env prefix and base URL of the server."""
         return self.sources[0]
 
 
@@ -216,9 +232,28 @@ def _pointer(parts: Any) -> str:
 
 
 def _check_schema(data: dict[str, Any], source: _Source, sink: DiagnosticSink) -> None:
-    validator = Draft202012Validator(config_schema())
+    check_schema(data, config_schema(), source, sink, _DOCS_HINT)
+
+
+class Locator(Protocol):
+    def locate(self, pointer: str) -> str: ...
+
+
+def check_schema(
+    data: Any,
+    schema: Mapping[str, Any],
+    source: Locator,
+    sink: DiagnosticSink,
+    docs_hint: str,
+    subject: str = "the config",
+) -> None:
+    """Every error of `data` against `schema`, located and explained, in document order (also
+    used for tool manifests, whose schema is specs/manifest.schema.json)."""
+    validator = Draft202012Validator(schema)
     found = [
-        explained for error in validator.iter_errors(data) for explained in _explain(error, source)
+        explained
+        for error in validator.iter_errors(data)
+        for explained in _explain(error, source, docs_hint, subject)
     ]
     for location, message, hint in sorted(set(found), key=_document_order):
         sink.error(location, message, hint)
@@ -232,12 +267,17 @@ def _document_order(item: tuple[str, str, str]) -> tuple[int, int, str]:
     return 0, 0, item[1]
 
 
-def _explain(error: ValidationError, source: _Source) -> list[tuple[str, str, str]]:
+def _explain(
+    error: ValidationError,
+    source: Locator,
+    docs_hint: str = _DOCS_HINT,
+    subject: str = "the config",
+) -> list[tuple[str, str, str]]:
     """Located, readable messages for one schema error."""
     path = list(error.absolute_path)
     pointer = _pointer(path)
     where = source.locate(pointer)
-    what = "/".join(str(p) for p in path) or "the config"
+    what = "/".join(str(p) for p in path) or subject
     schema = error.schema if isinstance(error.schema, Mapping) else {}
     kind = error.validator
     expected: Any = error.validator_value
@@ -249,22 +289,22 @@ def _explain(error: ValidationError, source: _Source) -> list[tuple[str, str, st
             (
                 source.locate(f"{pointer}/{escape_token(key)}"),
                 f"unknown key {key!r} in {what}",
-                ("allowed keys: " + ", ".join(allowed) + "; " if allowed else "") + _DOCS_HINT,
+                ("allowed keys: " + ", ".join(allowed) + "; " if allowed else "") + docs_hint,
             )
             for key in unknown
         ]
     if kind == "required":
         missing = ", ".join(repr(str(k)) for k in expected if k not in instance)
-        return [(where, f"{what}: missing required key {missing}", _DOCS_HINT)]
+        return [(where, f"{what}: missing required key {missing}", docs_hint)]
     if kind == "enum":
         choices = " | ".join(str(v) for v in expected)
-        return [(where, f"{what}: {error.instance!r} is not one of {choices}", _DOCS_HINT)]
+        return [(where, f"{what}: {error.instance!r} is not one of {choices}", docs_hint)]
     if kind == "type":
         return [
             (
                 where,
                 f"{what}: expected {error.validator_value}, got {_kind(error.instance)}",
-                _DOCS_HINT,
+                docs_hint,
             )
         ]
     if kind == "pattern":
@@ -273,14 +313,14 @@ def _explain(error: ValidationError, source: _Source) -> list[tuple[str, str, st
             (
                 where,
                 f"{what}: {error.instance!r} does not match {error.validator_value}",
-                described or _DOCS_HINT,
+                described or docs_hint,
             )
         ]
     if kind == "minItems":
-        return [(where, f"{what}: needs at least {expected} entry", _DOCS_HINT)]
+        return [(where, f"{what}: needs at least {expected} entry", docs_hint)]
     if kind == "minProperties":
-        return [(where, f"{what}: needs at least {expected} key", _DOCS_HINT)]
-    return [(where, f"{what}: {error.message}", schema.get("description", "") or _DOCS_HINT)]
+        return [(where, f"{what}: needs at least {expected} key", docs_hint)]
+    return [(where, f"{what}: {error.message}", schema.get("description", "") or docs_hint)]
 
 
 def _kind(value: Any) -> str:
@@ -302,21 +342,15 @@ def _interpret(
     path: Path, data: dict[str, Any], source: _Source, sink: DiagnosticSink
 ) -> Config | None:
     sources = data["sources"]
-    if len(sources) > 1:
-        sink.error(
-            source.locate("/sources/1"),
-            f"{len(sources)} sources: only one source per server is supported yet",
-            "several sources (specs and tool manifests) in one server come later; for now, "
-            "generate one server per spec",
-        )
-        return None
     folder = path.parent
+    if not _sources_are_one_kind_each(sources, source, sink):
+        return None
     read = [_source(folder, entry, f"/sources/{i}", source) for i, entry in enumerate(sources)]
     for index, entry in enumerate(read):
         if not entry.spec.is_file():
             sink.error(
-                source.locate(f"/sources/{index}/spec"),
-                f"spec {entry.spec_text!r} not found (looked for {entry.spec.as_posix()})",
+                source.locate(f"/sources/{index}/{entry.kind}"),
+                f"{entry.kind} {entry.spec_text!r} not found (looked for {entry.spec.as_posix()})",
                 "paths in mcpmint.yaml are relative to the folder of mcpmint.yaml",
             )
         if entry.root is not None and not entry.root.is_dir():
@@ -338,18 +372,54 @@ def _interpret(
         sources=tuple(read),
         max_tool_name=int(output.get("max_tool_name", 64)),
         confirmation=output.get("confirmation", "writes"),
+        allow_partial=output.get("allow_partial", False) is True,
+        strict_schemas=output.get("strict_schemas", False) is True,
+        formatter=str(output.get("formatter", "ruff")),
+        tools=read_tools_options(data, source.locate),
+        settings=check_settings(data.get("settings", {}), source.locate, sink),
     )
+
+
+def _sources_are_one_kind_each(
+    sources: list[dict[str, Any]], source: _Source, sink: DiagnosticSink
+) -> bool:
+    """Each source names a spec or a manifest, not both; a manifest is shaped in its own file,
+    so selection, overrides and root are for specs only (docs/manifests.md)."""
+    ok = True
+    for index, entry in enumerate(sources):
+        where = source.locate(f"/sources/{index}")
+        if ("spec" in entry) == ("manifest" in entry):
+            sink.error(
+                where,
+                f"sources/{index}: give exactly one of 'spec' (an OpenAPI document) or "
+                "'manifest' (a tool manifest)",
+                _DOCS_HINT,
+            )
+            ok = False
+        elif "manifest" in entry:
+            for key in ("include", "exclude", "overrides", "root", "resources"):
+                if key in entry:
+                    sink.error(
+                        source.locate(f"/sources/{index}/{key}"),
+                        f"sources/{index}: {key!r} applies to OpenAPI specs, not manifests",
+                        "edit the manifest itself: its tools are exactly the ones it lists",
+                    )
+                    ok = False
+    return ok
 
 
 def _source(folder: Path, entry: dict[str, Any], pointer: str, source: _Source) -> Source:
     root = entry.get("root")
+    kind: Literal["spec", "manifest"] = "manifest" if "manifest" in entry else "spec"
     return Source(
-        spec=_join(folder, entry["spec"]),
-        spec_text=entry["spec"],
+        kind=kind,
+        spec=_join(folder, entry[kind]),
+        spec_text=entry[kind],
         location=source.locate(pointer),
         namespace=entry.get("namespace"),
         root=_join(folder, root) if root is not None else None,
         include=_selection(entry.get("include"), f"{pointer}/include", source),
+        resources=_selection(entry.get("resources"), f"{pointer}/resources", source),
         exclude=_selection(entry.get("exclude"), f"{pointer}/exclude", source),
         overrides=tuple(
             _override(key, value, f"{pointer}/overrides/{escape_token(key)}", source)
@@ -394,6 +464,11 @@ def _override(key: str, node: Mapping[str, Any], pointer: str, source: _Source) 
         hidden=bool(node.get("hidden", False)),
         confirmation=node.get("confirmation"),
         annotations=tuple(sorted(annotations.items())),
+        examples=tuple(node.get("examples", ())),
+        example_locations=tuple(
+            source.locate(f"{pointer}/examples/{i}") for i in range(len(node.get("examples", ())))
+        ),
+        scopes=tuple(node.get("scopes", ())),
     )
 
 

@@ -1,16 +1,23 @@
-"""Formatting of generated Python with the one pinned ruff: import order, then layout.
+"""Formatting of generated Python with one pinned formatter: import order, then layout.
 
 Runs ruff once over all Python files of the tree in a temporary folder, so the cost is one
 process start whatever the number of files. The runtime's files are already formatted and
 pass through unchanged (they are copied byte for byte, and ruff agrees with itself).
+
+`output: {formatter: black}` in mcpmint.yaml lays the code out with black instead (pinned in
+pyproject.toml, for the same reason ruff is: the bytes must not depend on what the user has
+installed), for teams whose house style it is. Imports are still sorted by ruff's `I` rule,
+which black leaves alone; the result passes `ruff check` and `black --check` alike.
 """
 
 from __future__ import annotations
 
 import subprocess
+import sys
 import tempfile
 from dataclasses import replace
 from pathlib import Path
+from typing import Literal
 
 from .diagnostics import DiagnosticSink
 from .render import FileTree
@@ -24,32 +31,53 @@ select = ["I"]
 """
 
 
+Formatter = Literal["ruff", "black"]
+FORMATTERS: tuple[Formatter, ...] = ("ruff", "black")
+BLACK_OPTIONS = ("--line-length", "100", "--target-version", "py311")
+
+
 def _ruff() -> str:
     from ruff.__main__ import find_ruff_bin  # type: ignore[import-untyped]
 
     return str(find_ruff_bin())
 
 
-def format_tree(tree: FileTree, sink: DiagnosticSink) -> FileTree:
+def format_tree(tree: FileTree, sink: DiagnosticSink, formatter: Formatter = "ruff") -> FileTree:
     """The same tree with every `.py` file formatted; unchanged (with an error) on failure."""
     python = {p: t for p, t in {**tree.generated, **tree.scaffold}.items() if p.endswith(".py")}
     with tempfile.TemporaryDirectory(prefix="mcpmint-format-") as folder:
         root = Path(folder)
         (root / "ruff.toml").write_text(RUFF_CONFIG, encoding="utf-8")
+        (root / "black.toml").write_text("", encoding="utf-8")
         for path, text in python.items():
             target = root / path
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(text, encoding="utf-8")
         ruff = _ruff()
+        layout = (
+            [ruff, "format", "--quiet", "--no-cache", "."]
+            if formatter == "ruff"
+            # An empty config of its own: no user or parent-folder black settings apply.
+            else [
+                sys.executable,
+                "-m",
+                "black",
+                "--quiet",
+                "--config",
+                "black.toml",
+                *BLACK_OPTIONS,
+                ".",
+            ]
+        )
         for command in (
             [ruff, "check", "--fix", "--quiet", "--exit-zero", "--no-cache", "."],
-            [ruff, "format", "--quiet", "--no-cache", "."],
+            layout,
         ):
             done = subprocess.run(command, cwd=root, capture_output=True, text=True, check=False)
             if done.returncode != 0:
                 sink.error(
                     "<generated code>",
-                    "ruff could not format the generated code: "
+                    f"{formatter} could not format the generated code: "
                     + (done.stderr or done.stdout).strip()[:500],
                     "this is a bug in mcpmint; please report it with the spec",
                 )

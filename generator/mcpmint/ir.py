@@ -88,11 +88,29 @@ class Tool:
     output_wrap: str | None  # property that carries a non-object response, or None
     examples: tuple[dict[str, Any], ...]  # valid argument objects, from the spec
     annotations: Annotations
-    request: Request
+    request: Request | None  # None: a handler tool, answered by Python in the package's hooks.py
     security: tuple[tuple[SchemeUse, ...], ...]
     operation_id: str
     source: str  # JSON pointer of the operation
     confirmation: Confirmation = "required"  # fail safe: a frontend that forgets asks the user
+    # Inbound OAuth scopes a caller needs (a manifest's `scopes`), besides those of `security`.
+    scopes: tuple[str, ...] = ()
+    # The source namespace whose upstream it calls, when that is not the first source's.
+    upstream: str = ""
+    # Strict-mode schemas (strict.py): every property required, so null means "not given".
+    nulls_absent: bool = False
+
+    @property
+    def handler(self) -> bool:
+        """A handler tool: a Python function in hooks.py answers it, no HTTP request."""
+        return self.request is None
+
+    @property
+    def endpoint(self) -> tuple[str, str]:
+        """(method, path) for listings; ("HANDLER", "hooks.py") for a handler tool."""
+        if self.request is None:
+            return "HANDLER", "hooks.py"
+        return self.request.method, self.request.path
 
 
 @dataclass(frozen=True)
@@ -106,6 +124,50 @@ class SecurityScheme:
     env: tuple[
         tuple[str, str], ...
     ] = ()  # (role, variable), e.g. ("token", "PETSTORE_BEARER_AUTH")
+
+
+@dataclass(frozen=True)
+class Resource:
+    """An MCP resource (static `uri`) or resource template (`uri_template`) from a manifest."""
+
+    name: str  # namespaced, like tool names
+    title: str
+    description: str
+    mime_type: str
+    uri: str  # a static resource's URI, or ""
+    uri_template: str  # a template's RFC 6570 level-1 template, or ""
+    request: Request | None  # the HTTP GET that reads it; None: a handler in hooks.py
+    security: tuple[tuple[SchemeUse, ...], ...] = ()
+    upstream: str = ""  # as `Tool.upstream`
+    source: str = ""  # JSON pointer in its manifest
+
+
+@dataclass(frozen=True)
+class PromptArgument:
+    name: str
+    description: str
+    required: bool
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """An MCP prompt: messages whose `{argument}` placeholders take the caller's values."""
+
+    name: str  # namespaced
+    title: str
+    description: str
+    arguments: tuple[PromptArgument, ...]
+    messages: tuple[tuple[str, str], ...]  # (role, text), text with `{name}` placeholders
+    source: str = ""
+
+
+@dataclass(frozen=True)
+class Upstream:
+    """The base URL of a source other than the first one (several sources in one server)."""
+
+    name: str  # the source's namespace
+    base_url: str  # from its spec or manifest; may be empty (then `env` is required)
+    env: str  # <PREFIX>_<NS>_BASE_URL
 
 
 @dataclass(frozen=True)
@@ -124,3 +186,17 @@ class Server:
     security_schemes: tuple[SecurityScheme, ...]
     source_file: str = ""  # the spec's path, relative to the output folder's config
     skipped: tuple[str, ...] = field(default=())  # human-readable notes about what was left out
+    # The `toolModes` section of tools.json (modes, core, groups, concise results), or None
+    # when the config has no `tools` section (generator/mcpmint/toolmodes.py).
+    tool_modes: dict[str, Any] | None = None
+    # The chosen server URL with `{name}` placeholders, and (name, default, enum) of each of
+    # its variables; empty when it has none (G16: set by the operator, at run time, only).
+    server_url_template: str = ""
+    server_variables: tuple[tuple[str, str, tuple[str, ...]], ...] = ()
+    # mcpmint.yaml `settings:` as (suffix, value): defaults the environment overrides.
+    settings: tuple[tuple[str, str], ...] = ()
+    # Several sources: the upstream of each source after the first (docs/manifests.md).
+    upstreams: tuple[Upstream, ...] = ()
+    # MCP resources, resource templates and prompts (manifests), sorted by name.
+    resources: tuple[Resource, ...] = ()
+    prompts: tuple[Prompt, ...] = ()

@@ -6,6 +6,13 @@ under limits on aliases, depth and expanded size. Every `$ref` is resolved at lo
 to files inside the spec's folder, never over the network, and rewritten to a local pointer:
 external files are mounted whole under `x-mcpmint-files`, so later stages only ever see
 `#/...` references (see `refs.py`).
+
+A `$ref` that cannot be resolved (a remote URL, which is never fetched; a missing file; a
+pointer to nothing) is not fatal: it is a located warning, and the reference is rewritten to a
+placeholder under `x-mcpmint-unresolved` that reads as a permissive schema. Where the reference
+had to be a parameter, a request body or a path item, the frontend makes that operation an
+error (or, with `--allow-partial`, leaves it out). A `$ref` that reaches outside the spec's
+folder stays an error: that is a refusal, not a gap.
 """
 
 from __future__ import annotations
@@ -33,9 +40,11 @@ from yaml.nodes import (  # type: ignore[import-untyped, unused-ignore]
 )
 
 from .diagnostics import DiagnosticSink
-from .refs import PointerError, escape_token, resolve_pointer, split
+from .refs import UNRESOLVED_KEY, PointerError, escape_token, resolve_pointer, split
 
 MOUNT_KEY = "x-mcpmint-files"
+# A `$ref` that cannot be resolved points under UNRESOLVED_KEY instead (see
+# `_Bundler._unresolved`): one permissive schema per problem, `{description, UNRESOLVED_KEY: why}`.
 
 # libyaml's composer is several times faster than the pure-Python one, with the same marks.
 _YAML_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -158,6 +167,10 @@ class _Refused(Exception):
         self.hint = hint
 
 
+class _Unresolvable(_Refused):
+    """A `$ref` whose target cannot be had (remote, or missing): degraded, not fatal."""
+
+
 @dataclass
 class _File:
     real: str
@@ -193,6 +206,8 @@ class _Bundler:
         self.files: dict[str, _File | None] = {}  # realpath -> file; None if it failed
         self.queue: deque[_File] = deque()
         self.bytes_read = 0
+        self.unresolved: dict[str, str] = {}  # problem -> placeholder key
+        self.placeholders: dict[str, dict[str, Any]] = {}
 
     def run(self) -> RawDocument | None:
         display = self.path.as_posix()
@@ -210,12 +225,13 @@ class _Bundler:
                 "expected a top-level `openapi: 3.x` key",
             )
             return None
-        if MOUNT_KEY in entry.data:
-            self.sink.error(
-                entry.source.locate("/" + MOUNT_KEY),
-                f"`{MOUNT_KEY}` is reserved for files mcpmint bundles",
-                "rename or remove this key",
-            )
+        for reserved in (MOUNT_KEY, UNRESOLVED_KEY):
+            if reserved in entry.data:
+                self.sink.error(
+                    entry.source.locate("/" + reserved),
+                    f"`{reserved}` is reserved for files mcpmint bundles",
+                    "rename or remove this key",
+                )
         while self.queue:
             self._resolve_refs(self.queue.popleft())
         mounted = sorted(
@@ -223,6 +239,8 @@ class _Bundler:
         )
         if mounted:
             entry.data[MOUNT_KEY] = {f.key: f.data for f in mounted}
+        if self.placeholders:
+            entry.data[UNRESOLVED_KEY] = self.placeholders
         sources = {"": entry.source} | {f.key: f.source for f in mounted}
         return RawDocument(
             path=self.path,
@@ -327,6 +345,8 @@ class _Bundler:
         where = file.source.locate(pointer)
         try:
             target, fragment = self._target(file, ref, where)
+        except _Unresolvable as exc:
+            return self._unresolved(where, ref, exc.message, exc.hint, pointer)
         except _Refused as exc:
             self.sink.error(exc.location, exc.message, exc.hint)
             return None
@@ -342,13 +362,44 @@ class _Bundler:
         try:
             resolve_pointer(target.data, "#" + fragment)
         except PointerError:
-            self.sink.error(
+            return self._unresolved(
                 where,
+                ref,
                 f"broken $ref {ref!r}: nothing at #{fragment} in {target.display}",
                 _POINTER_HINT,
+                pointer,
             )
-            return None
         return _mount_pointer(target) + fragment
+
+    def _unresolved(self, where: str, ref: str, message: str, hint: str, pointer: str) -> str:
+        """A warning, and the pointer to a permissive placeholder that stands in for `ref`.
+
+        One placeholder per distinct problem and kind, so the same broken reference used in
+        many places is one schema. Its `description` tells the model (and the reader of
+        tools.json) why the value is not described. Where the `$ref` (at `pointer`) stands for
+        a parameter, the placeholder also has a `name` and `in`, so that the OpenAPI validator
+        can still check the rest of the document; the frontend never uses them (refs.unresolved).
+        """
+        tokens = pointer.split("/")[:-1]  # without the final `$ref`
+        as_parameter = len(tokens) >= 2 and (
+            (tokens[-2] == "parameters" and tokens[-1].isdigit())
+            or tokens[-3:-1] == ["components", "parameters"]
+        )
+        if as_parameter:
+            self.sink.warning(where, f"{message}; the parameter it names is unknown", hint)
+        else:
+            reason = f"{message}; read as an unknown schema that accepts any value"
+            self.sink.warning(where, reason, hint)
+        kind = "parameter" if as_parameter else "schema"
+        key = self.unresolved.setdefault(f"{kind} {message}", str(len(self.unresolved)))
+        placeholder: dict[str, Any] = {
+            "description": f"Not described: the spec's $ref {ref!r} could not be resolved.",
+            UNRESOLVED_KEY: message,
+        }
+        if as_parameter:
+            placeholder |= {"name": f"{UNRESOLVED_KEY}-{key}", "in": "query", "schema": {}}
+        self.placeholders[key] = placeholder
+        return f"#/{UNRESOLVED_KEY}/{key}"
 
     def _target(self, file: _File, ref: str, where: str) -> tuple[_File | None, str]:
         location, _, fragment = ref.partition("#")
@@ -359,7 +410,7 @@ class _Bundler:
             raise _Refused(where, f"$ref {ref!r} points outside the spec folder", _OUTSIDE_HINT)
         if scheme is not None or location.startswith("//"):
             # Any other scheme names a resource we would have to fetch: never done.
-            raise _Refused(where, f"network $ref refused: {ref!r}", _NETWORK_HINT)
+            raise _Unresolvable(where, f"network $ref not fetched: {ref!r}", _NETWORK_HINT)
         try:
             real = os.path.realpath(os.path.join(os.path.dirname(file.real), unquote(location)))
         except (OSError, ValueError):
@@ -368,7 +419,9 @@ class _Bundler:
             raise _Refused(where, f"$ref {ref!r} points outside the spec folder", _OUTSIDE_HINT)
         display = self._display(real)
         if not os.path.exists(real):
-            raise _Refused(where, f"$ref {ref!r}: file {display} does not exist", _MISSING_HINT)
+            raise _Unresolvable(
+                where, f"$ref {ref!r}: file {display} does not exist", _MISSING_HINT
+            )
         key = Path(os.path.relpath(real, self.root)).as_posix()
         return self._load(real, key, display, where), fragment
 
@@ -420,13 +473,42 @@ def _parse_json(
             "fix the JSON at this position",
         ) from None
     except RecursionError:
-        raise _Refused(display, _depth_message(limits), _DEPTH_HINT) from None
+        where = _too_deep_at(text, limits.max_depth)
+        raise _Refused(f"{display}:{where}", _depth_message(limits), _DEPTH_HINT) from None
     source = _Source(display, None)
     _check_json(data, limits, duplicates, source, sink)
     return data, source
 
 
 _DEPTH_HINT = "flatten the structure with $ref to named components"
+
+
+def _too_deep_at(text: str, max_depth: int) -> str:
+    """`line:col` of the first bracket that opens level `max_depth` + 1 of JSON `text`.
+
+    Only for the error path: the parser itself ran out of stack before it could say where.
+    """
+    depth, line, column, in_string, escaped = 0, 1, 0, False, False
+    for char in text:
+        column += 1
+        if char == "\n":
+            line, column = line + 1, 0
+        elif in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+            if depth > max_depth:
+                return f"{line}:{column}"
+        elif char in "]}":
+            depth -= 1
+    return "1:1"
 
 
 def _depth_message(limits: Limits) -> str:

@@ -65,6 +65,7 @@ def _scopes(tool: ir.Tool) -> list[str]:
                 found.update(f"{use.scheme}:{scope}" for scope in use.scopes)
             else:
                 found.add(use.scheme)
+    found.update(tool.scopes)  # a manifest's own inbound scopes
     return sorted(found)
 
 
@@ -78,8 +79,8 @@ def tool_summary(tool: ir.Tool, entry: Mapping[str, Any]) -> dict[str, Any]:
         "inputSchema": entry["inputSchema"],
         "outputSchema": entry["outputSchema"],
         "scopes": _scopes(tool),
-        "method": tool.request.method,
-        "path": tool.request.path,
+        "method": tool.endpoint[0],
+        "path": tool.endpoint[1],
     }
     if "confirmation" in entry:
         summary["confirmation"] = entry["confirmation"]

@@ -13,15 +13,20 @@ from typing import Any
 
 from . import ir
 from .cases import build_cases
-from .config import CONFIG_NAMES, Config, find_config, scaffold_text
+from .config import CONFIG_NAMES, Config, Source, find_config, scaffold_text
 from .diagnostics import Aborted, DiagnosticSink
-from .format import format_tree
+from .format import Formatter, format_tree
+from .frontends.manifest import build_manifest_server, is_manifest
 from .frontends.openapi import BuildOptions, build_server
-from .load import load_document
+from .load import RawDocument, load_document
 from .lock import LOCK_FILE, LockError, diff_locks, has_breaking, lock_text, parse_lock
 from .models import models_source
+from .openapi_resources import add_resource_templates
 from .render import FileTree, RenderInputs, render
 from .resources import generator_identity
+from .sources import Part, merge_sources
+from .strict import strict_server
+from .toolmodes import apply_tools_options, check_budget
 from .validate import validate_document
 from .write import WriteReport, file_sha256, inputs_fingerprint, quick_up_to_date, write_tree
 
@@ -34,6 +39,7 @@ class GenerateOptions:
     force: bool = False
     root: Path | None = None  # the folder `$ref`s may reach; default: the spec's own folder
     accept_breaking: bool = False  # write even when the tool surface has breaking changes
+    allow_partial: bool = False  # leave out operations that cannot become tools (warnings)
 
 
 def _stop_on_errors(sink: DiagnosticSink) -> None:
@@ -42,20 +48,26 @@ def _stop_on_errors(sink: DiagnosticSink) -> None:
 
 
 def build(
-    spec: Path, sink: DiagnosticSink, namespace: str | None = None, root: Path | None = None
+    spec: Path,
+    sink: DiagnosticSink,
+    namespace: str | None = None,
+    root: Path | None = None,
+    *,
+    allow_partial: bool = False,
 ) -> ir.Server:
     """Spec -> IR (load, validate, build). Raises `Aborted` with the diagnostics on errors."""
-    return build_with_inputs(spec, sink, namespace, root)[0]
+    return build_with_inputs(spec, sink, namespace, root, allow_partial=allow_partial)[0]
 
 
-def build_config(config: Config, sink: DiagnosticSink) -> ir.Server:
+def build_config(config: Config, sink: DiagnosticSink, *, allow_partial: bool = False) -> ir.Server:
     """A project config's server -> IR. Raises `Aborted` with the diagnostics on errors."""
-    return build_with_inputs(config.source.spec, sink, config=config)[0]
+    spec = config.source.spec
+    return build_with_inputs(spec, sink, config=config, allow_partial=allow_partial)[0]
 
 
-def config_options(config: Config) -> BuildOptions:
-    """What `mcpmint.yaml` asks of the frontend: names, policy, selection, overrides."""
-    source = config.source
+def config_options(config: Config, source: Source | None = None) -> BuildOptions:
+    """What `mcpmint.yaml` asks of the frontend for `source` (default: the first one)."""
+    source = source or config.source
     return BuildOptions(
         namespace=source.namespace,
         max_tool_name=config.max_tool_name,
@@ -63,6 +75,7 @@ def config_options(config: Config) -> BuildOptions:
         include=source.include,
         exclude=source.exclude,
         overrides=source.overrides,
+        allow_partial=config.allow_partial,
     )
 
 
@@ -73,22 +86,38 @@ def build_with_inputs(
     root: Path | None = None,
     *,
     config: Config | None = None,
+    allow_partial: bool = False,
 ) -> tuple[ir.Server, tuple[Path, ...]]:
     """Like `build`, and also every file that was read (entry first). With a `config`, its
     one source, options and server identity are used (and `spec`, `namespace` and `root`
-    must be the source's)."""
+    must be the source's). `allow_partial` (or the config's `output.allow_partial`) leaves
+    out operations that cannot become tools, with warnings, instead of stopping."""
     options = BuildOptions(namespace=namespace)
     if config is not None:
         options, root = config_options(config), config.source.root
-    document = load_document(spec, sink, root=root)
-    _stop_on_errors(sink)
-    assert document is not None
-    version = validate_document(document, sink)
-    _stop_on_errors(sink)
-    assert version is not None
-    server = build_server(document, version, options, sink)
-    _stop_on_errors(sink)
-    assert server is not None
+    if allow_partial:
+        options = replace(options, allow_partial=True)
+    source = config.source if config is not None else None
+    server, document = _build_source(spec, sink, options, root, source)
+    files = document.files
+    if config is not None and len(config.sources) > 1:  # several sources, one server
+        parts = [Part(config.sources[0], server, document)]
+        for other in config.sources[1:]:
+            other_options = replace(config_options(config, other), allow_partial=allow_partial)
+            built, other_document = _build_source(
+                other.spec, sink, other_options, other.root, other
+            )
+            parts.append(Part(other, built, other_document))
+        server = merge_sources(parts, sink)
+        _stop_on_errors(sink)
+        files = tuple(dict.fromkeys(f for part in parts for f in part.document.files))
+    if not server.tools and (server.resources or server.prompts or is_manifest(document.data)):
+        sink.error(
+            document.locate("#/tools") if is_manifest(document.data) else spec.as_posix(),
+            "the server has no tools: a generated server needs at least one",
+            "add a tool to the manifest (resources and prompts alone are not supported yet)",
+        )
+        _stop_on_errors(sink)
     if config is not None:
         identity = config.server
         server = replace(
@@ -97,8 +126,46 @@ def build_with_inputs(
             package=identity.package or server.package,
             version=identity.version or server.version,
             instructions=(identity.instructions or "").strip() or server.instructions,
+            settings=config.settings,
         )
-    return server, document.files
+        server = apply_tools_options(server, document.data, config.tools, sink)
+        _stop_on_errors(sink)
+        if config.strict_schemas:
+            server = strict_server(server)
+    return server, files
+
+
+def _build_source(
+    spec: Path,
+    sink: DiagnosticSink,
+    options: BuildOptions,
+    root: Path | None,
+    source: Source | None,
+) -> tuple[ir.Server, RawDocument]:
+    """One OpenAPI document or tool manifest -> IR (load, validate, build)."""
+    document = load_document(spec, sink, root=root)
+    _stop_on_errors(sink)
+    assert document is not None
+    if source is not None and source.kind == "manifest" and not is_manifest(document.data):
+        sink.error(
+            source.location,
+            f"{source.spec_text!r} is not a tool manifest (no mcpmint_manifest: key)",
+            "use `spec:` for an OpenAPI document; see docs/manifests.md",
+        )
+        _stop_on_errors(sink)
+    if is_manifest(document.data):  # a tool manifest (docs/manifests.md), not OpenAPI
+        server = build_manifest_server(document, options, sink)
+    else:
+        version = validate_document(document, sink)
+        _stop_on_errors(sink)
+        assert version is not None
+        server = build_server(document, version, options, sink)
+    _stop_on_errors(sink)
+    assert server is not None
+    if source is not None and source.resources is not None:  # opt-in resource templates
+        server = add_resource_templates(server, source.resources, document, sink)
+        _stop_on_errors(sink)
+    return server, document
 
 
 def render_server(
@@ -108,6 +175,7 @@ def render_server(
     *,
     config: bool = True,
     root_file: str | None = None,
+    formatter: Formatter = "ruff",
 ) -> FileTree:
     """IR -> formatted files in memory. Raises `Aborted` on errors.
 
@@ -120,7 +188,7 @@ def render_server(
     cases = build_cases(server, sink)
     _stop_on_errors(sink)
     tree = render(RenderInputs(server=server, models=models, cases=cases, spec_file=spec_file))
-    tree = format_tree(tree, sink)
+    tree = format_tree(tree, sink, formatter)
     _stop_on_errors(sink)
     scaffold = dict(tree.scaffold)
     if config:
@@ -206,19 +274,29 @@ def generate(spec: Path | Config, options: GenerateOptions, sink: DiagnosticSink
         return report
     if config is not None:
         spec_path = config.source.spec
-        server, files = build_with_inputs(spec_path, sink, config=config)
+        server, files = build_with_inputs(
+            spec_path, sink, config=config, allow_partial=options.allow_partial
+        )
         output = options.output or config.folder
         config_file: str | None = _relative(config.path, output)
         files = (*files, config.path)
     else:
         assert isinstance(spec, Path)
         spec_path = spec
-        server, files = build_with_inputs(spec, sink, options.namespace, options.root)
+        server, files = build_with_inputs(
+            spec, sink, options.namespace, options.root, allow_partial=options.allow_partial
+        )
         output = options.output or Path(server.distribution)
         config_file = None
     spec_file = _relative(spec_path, output)
     root_file = _relative(options.root, output) if options.root and config is None else None
-    tree = render_server(server, spec_file, sink, config=config is None, root_file=root_file)
+    if config is not None:  # `output.token_budget`, over what the tool mode lists
+        check_budget(server, config.tools, sink)
+        _stop_on_errors(sink)
+    formatter: Formatter = "black" if config is not None and config.formatter == "black" else "ruff"
+    tree = render_server(
+        server, spec_file, sink, config=config is None, root_file=root_file, formatter=formatter
+    )
     if config is None:
         _warn_unused_config(output, tree, sink)
     old_lock = previous_lock(output, sink)

@@ -9,6 +9,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+# The root key under which `load` puts a placeholder for each `$ref` it could not resolve.
+UNRESOLVED_KEY = "x-mcpmint-unresolved"
+
 
 class PointerError(LookupError):
     """A JSON pointer that does not lead anywhere in the document."""
@@ -73,3 +76,14 @@ def deref(document: Any, node: Any, pointer: str, *, max_hops: int = 64) -> tupl
         node = resolve_pointer(document, target)
         pointer = target
     return node, pointer
+
+
+def unresolved(node: Any) -> str | None:
+    """Why `node` is the placeholder of a `$ref` that could not be resolved; None if it is not.
+
+    A schema reads the placeholder as permissive; a parameter, request body or path item
+    cannot, so the frontend asks this before using one.
+    """
+    if isinstance(node, Mapping) and isinstance(node.get(UNRESOLVED_KEY), str):
+        return str(node[UNRESOLVED_KEY])
+    return None

@@ -37,10 +37,15 @@ from starlette.routing import Route
 from starlette.types import ASGIApp
 
 from mcpmint.runtime.auth import (
+    Caller,
     InboundAuth,
+    IntrospectionSettings,
+    IntrospectionVerifier,
     JwtSettings,
     JwtVerifier,
     ScopeGate,
+    UpstreamCredential,
+    UpstreamCredentialsHook,
     load_settings,
     refused_scopes,
     scope_alternatives,
@@ -193,13 +198,15 @@ async def jwks(rsa_key: Key, ec_key: Key) -> AsyncIterator[Jwks]:
         yield state
 
 
-def auth_catalog() -> Catalog:
+def auth_catalog(mode: str = "all") -> Catalog:
     """The runtime test catalog; deleting a pet needs `pets:write` (`pets_reports` needs
-    `reports:read` and `a:b`; `pets_get_pet` needs nothing)."""
+    `reports:read` and `a:b`; `pets_get_pet` needs nothing). `mode`: the tool mode."""
     data = catalog_data()
     for tool in data["tools"]:
         if tool["name"] == "pets_delete_pet":
             tool["security"] = [[{"scheme": "OAuth", "scopes": ["pets:write"]}]]
+    if mode != "all":
+        data["toolModes"] = {"mode": mode}
     return load_catalog(data)
 
 
@@ -259,15 +266,23 @@ async def running(
     upstream: Recorder,
     env: dict[str, str],
     adjust: Callable[[Starlette], None] | None = None,
+    *,
+    hook: UpstreamCredentialsHook | None = None,
+    settings_env: Callable[[str], dict[str, str]] | None = None,
+    tool_mode: str = "all",
 ) -> AsyncIterator[Stack]:
     sock = _listening_socket()
     resource = f"http://127.0.0.1:{sock.getsockname()[1]}/mcp"
     environ = auth_env(env, jwks.url, resource)
+    if settings_env is not None:
+        environ = env | settings_env(resource)
     settings = load_settings("PETS", environ)
-    assert settings.jwt is not None
-    catalog = auth_catalog()
-    auth = InboundAuth(settings.jwt, catalog)
-    server = build_server(catalog, transport=upstream.transport, environ=environ)
+    assert settings.inbound is not None
+    catalog = auth_catalog(tool_mode)
+    auth = InboundAuth(settings.inbound, catalog)
+    server = build_server(
+        catalog, transport=upstream.transport, environ=environ, upstream_credentials=hook
+    )
     app = http_app(
         server,
         auth=auth,
@@ -403,6 +418,27 @@ async def test_H4_missing_scope_gets_403_and_nothing_upstream(stack: Stack, rsa_
     assert response.status_code == 403
     assert 'scope="pets:write"' in response.headers["www-authenticate"]
     nothing_upstream(stack.upstream)
+
+
+async def test_H4_a_call_through_dynamic_modes_dispatcher_needs_the_called_tools_scope(
+    jwks: Jwks, upstream: Recorder, env: dict[str, str], rsa_key: Key
+) -> None:
+    async with running(jwks, upstream, env, tool_mode="dynamic") as stack:
+        token = sign(rsa_key, claims(stack.resource, scope="reports:read"))
+        response = await stack.post(
+            call("pets_call_tool", {"name": "pets_reports", "arguments": {}}), token
+        )
+        assert response.status_code == 403
+        assert 'scope="a:b reports:read"' in response.headers["www-authenticate"]
+        nothing_upstream(upstream)
+        # With the scopes, the same dispatch goes through.
+        token = sign(rsa_key, claims(stack.resource, scope="reports:read a:b"))
+        async with stack.client(token) as client:
+            result = await client.call_tool(
+                "pets_call_tool", {"name": "pets_reports", "arguments": {}}
+            )
+        assert not result.is_error, result
+    assert [r.url.path for r in upstream.requests] == ["/v1/reports"]
 
 
 async def test_H4_refused_through_the_sdk_client(stack: Stack, rsa_key: Key, mode: str) -> None:
@@ -587,10 +623,24 @@ def test_H7_public_host_with_jwt_auth_is_served(
     assert any(m.cls is ScopeGate for m in app.user_middleware)
 
 
+INTROSPECTION_ENV = {
+    "PETS_AUTH": "introspection",
+    "PETS_INTROSPECTION_URL": "https://auth.example.com/introspect",
+    "PETS_INTROSPECTION_CLIENT_ID": "mcp-server",
+    "PETS_INTROSPECTION_CLIENT_SECRET": "s3cret",
+}
+
+
 @pytest.mark.parametrize(
     ("changes", "named"),
     [
-        ({"PETS_AUTH": "introspection"}, "PETS_AUTH"),
+        ({"PETS_AUTH": "introspection"}, "PETS_INTROSPECTION_URL"),
+        (INTROSPECTION_ENV | {"PETS_INTROSPECTION_CLIENT_ID": ""}, "PETS_INTROSPECTION_CLIENT_ID"),
+        (INTROSPECTION_ENV | {"PETS_INTROSPECTION_CLIENT_SECRET": ""}, "_CLIENT_SECRET must"),
+        (INTROSPECTION_ENV | {"PETS_INTROSPECTION_URL": "http://a.b/i"}, "PETS_INTROSPECTION_URL"),
+        (INTROSPECTION_ENV | {"PETS_INTROSPECTION_CACHE_SECONDS": "-1"}, "_CACHE_SECONDS"),
+        (INTROSPECTION_ENV | {"PETS_ISSUER": ""}, "PETS_AUTHORIZATION_SERVERS"),
+        ({"PETS_LIST_TOOLS": "some"}, "PETS_LIST_TOOLS"),
         ({"PETS_AUTH": "maybe"}, "PETS_AUTH"),
         ({"PETS_ISSUER": ""}, "PETS_ISSUER"),
         ({"PETS_JWKS_URL": ""}, "PETS_JWKS_URL"),
@@ -683,3 +733,274 @@ async def test_jwks_keys_must_match_the_algorithm(jwks: Jwks, ec_key: Key, clock
     clock.now += 60
     nbf = int(time.time()) + 30
     assert await verifier.verify_token(sign(ec_key, claims(resource, nbf=nbf))) is not None
+
+
+# ------------------------------------------------------------------------------ introspection
+
+INTROSPECTION_CLIENT = ("mcp-server", "introspection-secret:1")
+
+
+@dataclass
+class Introspection:
+    """An RFC 7662 endpoint: answers from `answers` by token, inactive for anything else;
+    refuses a caller without the server's client credentials; records every request."""
+
+    answers: dict[str, dict[str, Any]] = field(default_factory=dict)
+    forms: list[dict[str, str]] = field(default_factory=list)
+    url: str = ""
+
+    async def endpoint(self, request: Request) -> JSONResponse:
+        user, secret = INTROSPECTION_CLIENT
+        # RFC 6749 2.3.1: both parts form-encoded before Basic (the secret has a colon).
+        pair = f"{user}:{secret.replace(':', '%3A')}".encode()
+        if request.headers.get("authorization") != "Basic " + base64.b64encode(pair).decode():
+            return JSONResponse({"error": "invalid_client"}, status_code=401)
+        form = {k: str(v) for k, v in (await request.form()).items()}
+        self.forms.append(form)
+        return JSONResponse(self.answers.get(form.get("token", ""), {"active": False}))
+
+
+@pytest.fixture
+async def introspection() -> AsyncIterator[Introspection]:
+    state = Introspection()
+    app = Starlette(routes=[Route("/introspect", state.endpoint, methods=["POST"])])
+    async with serve(app, _listening_socket()) as url:
+        state.url = f"{url}/introspect"
+        yield state
+
+
+def introspection_env(introspection: Introspection) -> Callable[[str], dict[str, str]]:
+    def settings(resource: str) -> dict[str, str]:
+        return {
+            "PETS_AUTH": "introspection",
+            "PETS_INTROSPECTION_URL": introspection.url,
+            "PETS_INTROSPECTION_CLIENT_ID": INTROSPECTION_CLIENT[0],
+            "PETS_INTROSPECTION_CLIENT_SECRET": INTROSPECTION_CLIENT[1],
+            "PETS_ISSUER": ISSUER,
+            "PETS_RESOURCE_URL": resource,
+        }
+
+    return settings
+
+
+def active(resource: str, **changes: Any) -> dict[str, Any]:
+    return {"active": True} | claims(resource, **changes)
+
+
+async def test_introspection_accepts_an_active_opaque_token_and_caches_the_answer(
+    jwks: Jwks, upstream: Recorder, env: dict[str, str], introspection: Introspection
+) -> None:
+    async with running(jwks, upstream, env, settings_env=introspection_env(introspection)) as st:
+        introspection.answers["opaque-1"] = active(st.resource, scope="a:b reports:read")
+        async with st.client("opaque-1") as client:
+            assert not (await client.call_tool("pets_reports", {})).is_error
+            assert not (await client.call_tool("pets_get_pet", {"petId": "1"})).is_error
+        async with httpx2.AsyncClient(timeout=10) as http:
+            prm = (await http.get(st.metadata_url)).json()
+    # One question for many requests; the server authenticated itself; the token went there.
+    assert introspection.forms == [{"token": "opaque-1", "token_type_hint": "access_token"}]
+    assert [r.url.path for r in upstream.requests] == ["/v1/reports", "/v1/pets/1"]
+    assert prm["authorization_servers"] == [ISSUER] and prm["resource"] == st.resource
+    for request in upstream.requests + upstream.token_requests:
+        assert "opaque-1" not in f"{request.url} {list(request.headers.items())}"
+
+
+@pytest.mark.parametrize(
+    "case", ["inactive", "unknown", "expired", "not_yet_valid", "wrong_issuer", "wrong_audience"]
+)
+async def test_introspection_refuses_with_401(
+    jwks: Jwks, upstream: Recorder, env: dict[str, str], introspection: Introspection, case: str
+) -> None:
+    now = int(time.time())
+    async with running(jwks, upstream, env, settings_env=introspection_env(introspection)) as st:
+        introspection.answers.update(
+            {
+                "inactive": {"active": False, "scope": "admin", "aud": st.resource},
+                "expired": active(st.resource, exp=now - 120),
+                "not_yet_valid": active(st.resource, nbf=now + 600),
+                "wrong_issuer": active(st.resource, iss="https://evil.example"),
+                "wrong_audience": active(st.resource, aud=["https://other.example/mcp"]),
+            }
+        )
+        response = await st.post(call("pets_get_pet", {"petId": "1"}), case)
+    assert response.status_code == 401, case
+    challenge = response.headers["www-authenticate"]
+    assert 'error="invalid_token"' in challenge
+    assert f'resource_metadata="{st.metadata_url}"' in challenge
+    nothing_upstream(upstream)
+
+
+async def test_introspection_scopes_drive_the_403_and_a_failed_endpoint_means_401(
+    jwks: Jwks, upstream: Recorder, env: dict[str, str], introspection: Introspection
+) -> None:
+    async with running(jwks, upstream, env, settings_env=introspection_env(introspection)) as st:
+        # An answer without `iss`, `aud` or `exp` is accepted: checked where present.
+        introspection.answers["few-scopes"] = {"active": True, "scope": "reports:read"}
+        response = await st.post(call("pets_reports"), "few-scopes")
+        assert response.status_code == 403
+        assert 'scope="a:b reports:read"' in response.headers["www-authenticate"]
+        introspection.url = introspection.url.replace("/introspect", "/gone")
+    async with running(jwks, upstream, env, settings_env=introspection_env(introspection)) as st:
+        response = await st.post(call("pets_get_pet", {"petId": "1"}), "few-scopes")
+        assert response.status_code == 401
+    nothing_upstream(upstream)
+
+
+async def test_introspection_cache_is_bounded_by_max_ttl_and_exp(
+    introspection: Introspection,
+) -> None:
+    now = [1000.0]
+    wall = 1_700_000_000.0
+    settings = IntrospectionSettings(
+        introspection_url=introspection.url,
+        client_id=INTROSPECTION_CLIENT[0],
+        client_secret=INTROSPECTION_CLIENT[1],
+        resource_url="https://mcp.example.com/mcp",
+        authorization_servers=(ISSUER,),
+        issuer=ISSUER,
+        cache_seconds=100,
+    )
+    verifier = IntrospectionVerifier(
+        settings, clock=lambda: now[0], wall_clock=lambda: wall + now[0] - 1000.0
+    )
+    resource = settings.resource_url
+    introspection.answers["long"] = active(resource, exp=int(wall) + 3600, sub="alice")
+    introspection.answers["short"] = active(resource, exp=int(wall) + 5)
+    first = await verifier.verify_token("long")
+    assert first is not None and first.subject == "alice" and first.resource == resource
+    assert await verifier.verify_token("short") is not None
+    now[0] += 30  # `long` is still cached; `short` was cached for its 5 s only
+    assert await verifier.verify_token("long") is not None
+    assert await verifier.verify_token("short") is not None  # asked again (within leeway)
+    assert [f["token"] for f in introspection.forms] == ["long", "short", "short"]
+    now[0] += 80  # past the 100 s maximum: `long` is asked again; `short` is long expired
+    assert await verifier.verify_token("long") is not None
+    assert await verifier.verify_token("short") is None
+    assert [f["token"] for f in introspection.forms][3:] == ["long", "short"]
+    # Inactive answers are never cached: a token activated later works at once.
+    assert await verifier.verify_token("later") is None
+    introspection.answers["later"] = active(resource, exp=int(wall) + 3600)
+    assert await verifier.verify_token("later") is not None
+
+
+# ------------------------------------------------------------------------------ tools/list
+
+
+@pytest.mark.parametrize(
+    ("scope", "hidden"),
+    [
+        ("", {"pets_reports", "pets_delete_pet"}),
+        ("pets:write", {"pets_reports"}),
+        ("reports:read a:b", {"pets_delete_pet"}),
+        ("admin", set()),
+    ],
+)
+async def test_tools_list_shows_only_permitted_tools_when_asked(
+    jwks: Jwks, upstream: Recorder, env: dict[str, str], rsa_key: Key, scope: str, hidden: set[str]
+) -> None:
+    every = {t.name for t in auth_catalog().tools}
+    async with running(jwks, upstream, env | {"PETS_LIST_TOOLS": "permitted"}) as st:
+        token = sign(rsa_key, claims(st.resource, scope=scope))
+        async with st.client(token) as client:
+            listed = {t.name for t in (await client.list_tools()).tools}
+            assert listed == every - hidden
+            if hidden:  # hiding is not the defence: a hidden tool's call is still refused
+                with pytest.raises(MCPError):
+                    await client.call_tool(sorted(hidden)[0], {"petId": "1"})
+    nothing_upstream(upstream)
+
+
+async def test_tools_list_shows_every_tool_by_default(
+    stack: Stack, rsa_key: Key, catalog: Catalog
+) -> None:
+    async with stack.client(sign(rsa_key, claims(stack.resource))) as client:
+        listed = {t.name for t in (await client.list_tools()).tools}
+    assert listed == {t.name for t in auth_catalog().tools}
+
+
+# ------------------------------------------------------------------------------ auth.py hook
+
+
+@dataclass
+class KeyStore:
+    """An `upstream_credentials` hook: a per-user key store, recording what it was asked."""
+
+    asked: list[tuple[Caller, str, str]] = field(default_factory=list)
+    give_callers_token: bool = False
+
+    async def __call__(self, caller: Caller, tool: str, scheme: str) -> UpstreamCredential | None:
+        self.asked.append((caller, tool, scheme))
+        if self.give_callers_token:
+            return UpstreamCredential(value=caller.token)
+        if scheme == "QueryKey":
+            return UpstreamCredential(value=f"key-of-{caller.subject}")
+        if scheme == "Basic":
+            return UpstreamCredential(username=str(caller.subject), password="pw-of-user")
+        return None  # every other scheme: the environment's credential
+
+
+async def test_hook_credentials_reach_the_upstream_and_the_callers_token_never_does(
+    jwks: Jwks, upstream: Recorder, env: dict[str, str], rsa_key: Key
+) -> None:
+    hook = KeyStore()
+    upstream.respond = lambda r: httpx2.Response(200, json=[{"id": 1, "name": "Rex"}])
+    async with running(jwks, upstream, env, hook=hook) as st:
+        token = sign(rsa_key, claims(st.resource, sub="alice", scope="x y"))
+        async with st.client(token) as client:
+            assert not (await client.call_tool("pets_list_pets", {})).is_error
+            assert not (await client.call_tool("pets_stats", {})).is_error
+            assert not (await client.call_tool("pets_cookie_auth", {})).is_error
+    list_pets, stats, cookie = upstream.requests
+    assert list_pets.url.params["api_key"] == "key-of-alice"
+    assert stats.headers["authorization"] == "Basic " + base64.b64encode(
+        b"alice:pw-of-user"
+    ).decode("ascii")
+    assert cookie.headers["cookie"] == "sid=cookie-secret-42"  # None: the environment's
+    caller, tool, scheme = hook.asked[0]
+    assert (tool, scheme) == ("pets_list_pets", "QueryKey")
+    assert (caller.subject, caller.client_id, caller.scopes) == ("alice", "client-a", ("x", "y"))
+    assert caller.claims["iss"] == ISSUER and token not in repr(caller)
+    for request in upstream.requests:
+        assert token not in f"{request.url} {list(request.headers.items())}"
+
+
+async def test_hook_returning_the_callers_own_token_is_refused(
+    jwks: Jwks, upstream: Recorder, env: dict[str, str], rsa_key: Key
+) -> None:
+    async with running(jwks, upstream, env, hook=KeyStore(give_callers_token=True)) as st:
+        token = sign(rsa_key, claims(st.resource))
+        async with st.client(token) as client:
+            result = await client.call_tool("pets_optional_auth", {})
+    assert result.is_error
+    assert "caller's own access token" in result.content[0].text  # type: ignore[union-attr]
+    nothing_upstream(upstream)
+
+
+async def test_hook_failure_sends_nothing(
+    jwks: Jwks, upstream: Recorder, env: dict[str, str], rsa_key: Key
+) -> None:
+    async def broken(caller: Caller, tool: str, scheme: str) -> UpstreamCredential | None:
+        raise RuntimeError("key store down: secret-detail")
+
+    async with running(jwks, upstream, env, hook=broken) as st:
+        token = sign(rsa_key, claims(st.resource))
+        async with st.client(token) as client:
+            result = await client.call_tool("pets_list_pets", {})
+    text = result.content[0].text  # type: ignore[union-attr]
+    assert result.is_error and "auth.py hook: RuntimeError" in text
+    assert "secret-detail" not in text
+    nothing_upstream(upstream)
+
+
+async def test_hook_is_not_called_without_a_verified_caller(
+    catalog: Catalog, upstream: Recorder, env: dict[str, str]
+) -> None:
+    hook = KeyStore()
+    upstream.respond = lambda r: httpx2.Response(200, json=[{"id": 1, "name": "Rex"}])
+    server = build_server(
+        catalog, transport=upstream.transport, environ=env, upstream_credentials=hook
+    )
+    async with Client(server) as client:
+        assert not (await client.call_tool("pets_list_pets", {})).is_error
+    assert hook.asked == []
+    assert upstream.last.url.params["api_key"] == env["PETS_QUERY_KEY"]

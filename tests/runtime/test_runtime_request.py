@@ -282,12 +282,15 @@ def test_unusable_base_urls_are_refused(base: str) -> None:
         build_request(tool_with("query", "form", True), {}, base)
 
 
-def test_request_module_does_not_import_mcp() -> None:
+def test_request_catalog_and_render_modules_do_not_import_mcp() -> None:
+    # The generator uses them; mcpmint itself does not depend on the SDK.
     import subprocess
     import sys
 
     code = (
-        "import sys, mcpmint.runtime.request, mcpmint.runtime.catalog;"
+        "import sys, mcpmint.runtime.request, mcpmint.runtime.catalog, mcpmint.render;"
+        "import mcpmint.cli, mcpmint.settings, mcpmint.toolmodes, mcpmint.frontends.manifest;"
+        "mcpmint.settings._runtime_problem('TIMEOUT', '5');"
         "assert not any(m == 'mcp' or m.startswith(('mcp.', 'httpx2')) for m in sys.modules)"
     )
     subprocess.run([sys.executable, "-c", code], check=True)

@@ -16,10 +16,10 @@ from urllib.parse import urlsplit
 
 from jsonschema import Draft202012Validator
 
-from .. import ir, naming, refs
+from .. import ir, naming, refs, servers_check
 from ..compact import OUTPUT_SCHEMA_MAX_BYTES, compact, limit_depth
 from ..config import Override, Selection
-from ..diagnostics import DiagnosticSink
+from ..diagnostics import DiagnosticSink, Level
 from ..load import RawDocument
 from ..runtime.catalog import RESERVED_HEADERS
 from ..sample import sample_instance
@@ -62,6 +62,12 @@ class BuildOptions:
     include: Selection | None = None
     exclude: Selection | None = None
     overrides: tuple[Override, ...] = ()
+    # `--allow-partial`: an operation that cannot become a tool is left out with a warning.
+    allow_partial: bool = False
+
+
+# An operation that cannot become a tool is an error that ends with this hint.
+_PARTIAL_HINT = "fix the spec there, or pass --allow-partial to generate the other tools without it"
 
 
 @dataclass
@@ -125,6 +131,7 @@ class _Builder:
         security_schemes = self.security_schemes(namespace.upper())
         operations = self.operations()
         tools = self.tools(namespace, operations, {s.name for s in security_schemes})
+        servers_check.check_servers(self.data, self.locate, self.sink, namespace.upper())  # G16
         if self.sink.has_errors:
             return None
         if self.cut_outputs:
@@ -138,6 +145,7 @@ class _Builder:
                 "whole responses still reach the model; the schema only describes less deeply",
             )
         base_url, servers = self.base_url()
+        url_template, url_variables = servers_check.server_template(self.data, base_url)
         return ir.Server(
             distribution=f"{namespace.replace('_', '-')}-mcp",
             package=f"{namespace}_mcp",
@@ -149,6 +157,8 @@ class _Builder:
             instructions="",
             base_url=base_url,
             spec_servers=servers,
+            server_url_template=url_template,
+            server_variables=url_variables,
             tools=tuple(sorted(tools, key=lambda t: t.name)),
             security_schemes=tuple(sorted(security_schemes, key=lambda s: s.name)),
             skipped=tuple(self.skipped),
@@ -292,6 +302,14 @@ class _Builder:
         for path, node in paths.items():
             pointer = refs.join("#/paths", path)
             item, item_pointer = self.deref(node, pointer)
+            reason = refs.unresolved(item)
+            if reason is not None:
+                self.cannot_build(
+                    refs.join(pointer, "$ref"),
+                    f"path {path}: its path item {reason}; none of its operations can be a tool",
+                    f"{path} (all operations): unresolvable path item $ref",
+                )
+                continue
             if not isinstance(item, Mapping):
                 continue
             listed = item.get("parameters")
@@ -321,11 +339,42 @@ class _Builder:
         tools = []
         for op in operations:
             name = names[op.key]
+            before = len(self.sink.items)
             tool = self.tool(name, namespace, op, known_schemes)
+            if self.options.allow_partial and self.partial(op, before):
+                continue
             if tool is not None:
                 override = overrides.get(op.key)
                 tools.append(tool if override is None else self.overridden(tool, override))
         return tools
+
+    def cannot_build(self, pointer: str, message: str, skipped: str) -> None:
+        """An operation (or path) that cannot become a tool: an error, or with
+        `--allow-partial` a warning, and it is listed as left out."""
+        if self.options.allow_partial:
+            self.sink.warning(self.locate(pointer), message + "; left out (--allow-partial)")
+            self.skipped.append(skipped)
+        else:
+            self.sink.error(self.locate(pointer), message, _PARTIAL_HINT)
+
+    def partial(self, op: _Operation, before: int) -> bool:
+        """With `--allow-partial`: the errors reported while building `op` (from index
+        `before` on) become warnings and the operation is left out. True if it is."""
+        items = self.sink.items
+        found = [d for d in items[before:] if d.level is Level.ERROR]
+        if not found:
+            return False
+        items[before:] = [
+            replace(d, level=Level.WARNING, hint="" if d.hint == _PARTIAL_HINT else d.hint)
+            for d in items[before:]
+        ]
+        self.sink.warning(
+            self.locate(op.pointer),
+            f"operation {op.key} cannot become a tool ({len(found)} error(s) above); "
+            "left out (--allow-partial)",
+        )
+        self.skipped.append(f"{op.key}: {found[0].message}")
+        return True
 
     def tool_names(
         self, namespace: str, operations: list[_Operation], overrides: dict[str, Override]
@@ -500,12 +549,19 @@ class _Builder:
         description = tool.description
         if override.description is not None:
             description = clean_text(override.description) or tool.description
+        input_schema, examples = tool.input_schema, tool.examples
+        if override.examples:
+            examples = override_examples(tool, override, self.sink)
+            input_schema = {**input_schema, "examples": list(examples)}
         return replace(
             tool,
             title=title,
             description=description,
             annotations=annotations,
             confirmation=confirmation,
+            input_schema=input_schema,
+            examples=examples,
+            scopes=override.scopes or tool.scopes,
         )
 
     def check_operation_ids(self, operations: list[_Operation]) -> None:
@@ -606,6 +662,14 @@ class _Builder:
         merged: dict[tuple[str, str], tuple[Mapping[str, Any], str]] = {}
         for node, pointer in [*op.path_parameters, *zip(own, own_ptrs, strict=True)]:
             param, param_pointer = self.deref(node, pointer)
+            reason = refs.unresolved(param)
+            if reason is not None:
+                self.sink.error(
+                    self.locate(refs.join(pointer, "$ref")),
+                    f"operation {op.key} cannot become a tool: its parameter {reason}",
+                    _PARTIAL_HINT,
+                )
+                continue
             if not isinstance(param, Mapping):
                 continue
             location, wire = param.get("in"), param.get("name")
@@ -705,21 +769,25 @@ class _Builder:
         if node is None:
             return True, None
         body, pointer = self.deref(node, refs.join(op.pointer, "requestBody"))
+        reason = refs.unresolved(body)
+        if reason is not None:
+            self.sink.error(
+                self.locate(refs.join(op.pointer, "requestBody", "$ref")),
+                f"operation {op.key} cannot become a tool: its request body {reason}",
+                _PARTIAL_HINT,
+            )
+            return False, None
         if not isinstance(body, Mapping) or not isinstance(body.get("content"), Mapping):
             return True, None
         content: Mapping[str, Any] = body["content"]
         media = _pick_media(content)
         if media is None:
-            self.sink.warning(
+            self.sink.error(
                 self.locate(refs.join(pointer, "content")),
-                "request body media types "
+                f"operation {op.key} cannot become a tool: request body media types "
                 + ", ".join(sorted(str(m) for m in content))
-                + " are not supported yet; the operation is left out",
-            )
-            self.skipped.append(
-                f"{op.method.upper()} {op.path}: request body media types "
-                + ", ".join(sorted(str(m) for m in content))
-                + " are not supported yet"
+                + " are not supported",
+                _PARTIAL_HINT,
             )
             return False, None
         media_node = content[media] if isinstance(content[media], Mapping) else {}
@@ -853,6 +921,25 @@ class _Arguments:
             self.required.append(name)
         if example is not _MISSING:
             self.example[name] = example
+
+
+def override_examples(
+    tool: ir.Tool, override: Override, sink: DiagnosticSink
+) -> tuple[dict[str, Any], ...]:
+    """An override's examples; each that does not fit the input schema is a located error."""
+    validator = Draft202012Validator(tool.input_schema)
+    for index, (example, where) in enumerate(
+        zip(override.examples, override.example_locations, strict=True), start=1
+    ):
+        for error in sorted(validator.iter_errors(example), key=str)[:3]:
+            path = "/".join(str(p) for p in error.absolute_path) or "(the arguments)"
+            sink.error(
+                where,
+                f"example {index} of the override for {override.key!r} does not fit the input "
+                f"schema of {tool.name}: {path}: {one_line(error.message, 200)}",
+                "fix the example, or remove it; `mcpmint tools --json` shows the input schema",
+            )
+    return override.examples
 
 
 def _first_example(node: Mapping[str, Any]) -> Any:

@@ -9,6 +9,8 @@ from typing import Any
 
 from mcp.server import Server
 
+from . import auth as _auth
+from . import hooks as _hooks
 from ._runtime.catalog import Catalog, load_catalog
 from ._runtime.server import build_server as _build_server
 from ._runtime.server import main as _main
@@ -25,11 +27,13 @@ CATALOG = load()
 
 def build_server(**options: Any) -> Server:
     """The low-level MCP server; `options` go to the runtime (tests inject a transport)."""
+    options.setdefault("hooks", _hooks.hooks)  # hooks.py: handler tools, before/after_call
+    options.setdefault("upstream_credentials", _auth.upstream_credentials)  # auth.py
     return _build_server(CATALOG, **options)
 
 
 def main(argv: list[str] | None = None) -> int:
-    return _main(CATALOG, argv)
+    return _main(CATALOG, argv, hooks=_hooks.hooks, upstream_credentials=_auth.upstream_credentials)
 
 
 def run() -> None:

@@ -4,29 +4,36 @@ Settings come from environment variables named after the catalog's `envPrefix`
 (`<P>_AUTH`, `<P>_JWKS_URL`, ...; see `load_settings`). With `<P>_AUTH=jwt` every request to
 `/mcp` must carry `Authorization: Bearer <JWT>`; the token's signature is checked against the
 authorization server's JWKS, and its algorithm, issuer, audience (the server's canonical
-resource URL), expiry and not-before. The SDK serves the RFC 9728 Protected Resource Metadata
-and answers 401 with a `WWW-Authenticate` challenge naming it. A `tools/call` whose tool needs
-OAuth2 scopes the token lacks is refused with 403 `insufficient_scope` before it reaches the
-server (`ScopeGate`), and again inside the handler (`refused_scopes`) for defence in depth.
+resource URL), expiry and not-before. With `<P>_AUTH=introspection` an opaque token is
+checked by the authorization server instead (RFC 7662, `IntrospectionVerifier`). The SDK
+serves the RFC 9728 Protected Resource Metadata and answers 401 with a `WWW-Authenticate`
+challenge naming it. A `tools/call` whose tool needs OAuth2 scopes the token lacks is refused
+with 403 `insufficient_scope` before it reaches the server (`ScopeGate`), and again inside the
+handler (`refused_scopes`) for defence in depth; `<P>_LIST_TOOLS=permitted` lists only the
+tools a caller may call (`permitted_tools`).
 
-The caller's token is used for nothing but this check: upstream credentials come only from
-the server's own environment (`credentials.py`).
+The caller's token never goes upstream: upstream credentials come from the server's own
+environment (`credentials.py`) or, per verified caller, from the package's `auth.py` hook
+(`caller_credentials`), which may not hand the caller's token back.
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import ipaddress
 import json
 import logging
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
-from urllib.parse import urlsplit
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypeGuard
+from urllib.parse import quote, urlencode, urlsplit
 
 import anyio
 import httpx2
 import jwt
+import mcp_types as types
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken, TokenVerifier
 from mcp.server.auth.routes import build_resource_metadata_url, create_protected_resource_routes
@@ -39,19 +46,30 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .catalog import Catalog, Tool
+from .credentials import CredentialError, UpstreamCredential
+from .modes import meta_names
 
 __all__ = [
     "ALLOWED_ALGORITHMS",
     "DEFAULT_ALGORITHMS",
     "LEEWAY_SECONDS",
+    "Caller",
     "InboundAuth",
+    "InboundSettings",
+    "IntrospectionSettings",
+    "IntrospectionVerifier",
     "JwtSettings",
     "JwtVerifier",
     "ScopeGate",
     "ServingSettings",
     "SettingsError",
+    "UpstreamCredential",
+    "UpstreamCredentialsHook",
+    "caller_credentials",
     "is_loopback_host",
+    "lists_permitted_only",
     "load_settings",
+    "permitted_tools",
     "refused_scopes",
     "scope_alternatives",
 ]
@@ -69,6 +87,12 @@ MAX_JWKS_BYTES = 512 * 1024
 JWKS_MAX_AGE_SECONDS = 3600.0
 JWKS_MIN_REFRESH_SECONDS = 10.0
 _JWKS_TIMEOUT = 10.0
+INTROSPECTION_CACHE_SECONDS = 60.0
+"""How long an `active` introspection answer is reused at most (a revoked token keeps working
+for this long at worst); never past the token's own `exp`."""
+MAX_INTROSPECTION_CACHE_SECONDS = 3600.0
+MAX_INTROSPECTION_BYTES = 64 * 1024
+INTROSPECTION_CACHE_ENTRIES = 10_000
 
 # The key type (and curve) each algorithm family may be verified with.
 _KEY_TYPES: Mapping[str, tuple[str, str | None]] = {
@@ -103,12 +127,35 @@ class JwtSettings:
 
 
 @dataclass(frozen=True)
+class IntrospectionSettings:
+    """Where opaque access tokens are checked (RFC 7662), and what their answers must say."""
+
+    introspection_url: str
+    client_id: str
+    client_secret: str
+    resource_url: str
+    authorization_servers: tuple[str, ...]
+    issuer: str | None = None  # compared with `iss` when the answer has one
+    admin_scopes: tuple[str, ...] = ()
+    cache_seconds: float = INTROSPECTION_CACHE_SECONDS
+    leeway: float = LEEWAY_SECONDS
+
+
+InboundSettings = JwtSettings | IntrospectionSettings
+
+
+@dataclass(frozen=True)
 class ServingSettings:
     """The HTTP serving settings: inbound auth (None: `<P>_AUTH=none`) and extra Host/Origin."""
 
-    jwt: JwtSettings | None
+    inbound: InboundSettings | None
     allowed_hosts: tuple[str, ...] = ()
     allowed_origins: tuple[str, ...] = ()
+
+    @property
+    def jwt(self) -> InboundSettings | None:
+        """The inbound auth settings (the name predates introspection)."""
+        return self.inbound
 
 
 # ------------------------------------------------------------------------------- settings
@@ -117,7 +164,9 @@ class ServingSettings:
 def load_settings(env_prefix: str, environ: Mapping[str, str]) -> ServingSettings:
     """Read `<P>_AUTH`, `<P>_JWKS_URL`, `<P>_ISSUER`, `<P>_RESOURCE_URL`,
     `<P>_AUTHORIZATION_SERVERS`, `<P>_ALGORITHMS`, `<P>_ADMIN_SCOPES`, `<P>_ALLOWED_HOSTS` and
-    `<P>_ALLOWED_ORIGINS`.
+    `<P>_ALLOWED_ORIGINS`; with `<P>_AUTH=introspection`, `<P>_INTROSPECTION_URL`,
+    `<P>_INTROSPECTION_CLIENT_ID`, `<P>_INTROSPECTION_CLIENT_SECRET` and
+    `<P>_INTROSPECTION_CACHE_SECONDS` instead of the JWT ones.
 
     Raises:
         SettingsError: a setting is missing or invalid; the message names the variable.
@@ -132,22 +181,13 @@ def load_settings(env_prefix: str, environ: Mapping[str, str]) -> ServingSetting
     mode = environ.get(f"{p}_AUTH", "").strip().lower() or "none"
     if mode == "none":
         return ServingSettings(None, hosts, origins)
+    if mode == "introspection":
+        return ServingSettings(_introspection_settings(p, environ), hosts, origins)
     if mode != "jwt":
-        raise SettingsError(
-            f"{p}_AUTH must be 'none' or 'jwt' (token introspection is not supported yet)"
-        )
+        raise SettingsError(f"{p}_AUTH must be 'none', 'jwt' or 'introspection'")
     issuer = _url(environ, f"{p}_ISSUER")
-    resource = _url(environ, f"{p}_RESOURCE_URL")
-    parts = urlsplit(resource)
-    if parts.query or not parts.path or parts.path == "/":
-        raise SettingsError(
-            f"{p}_RESOURCE_URL must be the server's canonical URL with its path and no query, "
-            "for example https://mcp.example.com/mcp"
-        )
-    servers = tuple(
-        _check_url(item, f"{p}_AUTHORIZATION_SERVERS")
-        for item in _items(environ, f"{p}_AUTHORIZATION_SERVERS")
-    )
+    resource = _resource_url(p, environ)
+    servers = _authorization_servers(p, environ)
     algorithms = _items(environ, f"{p}_ALGORITHMS") or DEFAULT_ALGORITHMS
     for algorithm in algorithms:
         if algorithm.lower() == "none" or algorithm.upper().startswith("HS"):
@@ -173,6 +213,67 @@ def load_settings(env_prefix: str, environ: Mapping[str, str]) -> ServingSetting
     )
 
 
+def _resource_url(p: str, environ: Mapping[str, str], mode: str = "jwt") -> str:
+    resource = _url(environ, f"{p}_RESOURCE_URL", mode)
+    parts = urlsplit(resource)
+    if parts.query or not parts.path or parts.path == "/":
+        raise SettingsError(
+            f"{p}_RESOURCE_URL must be the server's canonical URL with its path and no query, "
+            "for example https://mcp.example.com/mcp"
+        )
+    return resource
+
+
+def _authorization_servers(p: str, environ: Mapping[str, str]) -> tuple[str, ...]:
+    return tuple(
+        _check_url(item, f"{p}_AUTHORIZATION_SERVERS")
+        for item in _items(environ, f"{p}_AUTHORIZATION_SERVERS")
+    )
+
+
+def _introspection_settings(p: str, environ: Mapping[str, str]) -> IntrospectionSettings:
+    url = _url(environ, f"{p}_INTROSPECTION_URL", "introspection")
+    client_id = environ.get(f"{p}_INTROSPECTION_CLIENT_ID", "")
+    secret = environ.get(f"{p}_INTROSPECTION_CLIENT_SECRET", "")
+    for variable, value in (
+        (f"{p}_INTROSPECTION_CLIENT_ID", client_id),
+        (f"{p}_INTROSPECTION_CLIENT_SECRET", secret),
+    ):
+        if not value:
+            raise SettingsError(f"{variable} must be set when inbound auth is introspection")
+        if any(ord(c) < 0x20 or ord(c) >= 0x7F for c in value):
+            raise SettingsError(f"{variable} must hold printable ASCII characters only")
+    issuer = environ.get(f"{p}_ISSUER", "").strip()
+    if issuer:
+        _check_url(issuer, f"{p}_ISSUER")
+    servers = _authorization_servers(p, environ) or ((issuer,) if issuer else ())
+    if not servers:
+        raise SettingsError(
+            f"{p}_ISSUER or {p}_AUTHORIZATION_SERVERS must be set when inbound auth is "
+            "introspection (clients find the authorization server through them)"
+        )
+    raw_ttl = environ.get(f"{p}_INTROSPECTION_CACHE_SECONDS", "").strip()
+    try:
+        ttl = float(raw_ttl) if raw_ttl else INTROSPECTION_CACHE_SECONDS
+    except ValueError:
+        ttl = -1.0
+    if not 0 <= ttl <= MAX_INTROSPECTION_CACHE_SECONDS:
+        raise SettingsError(
+            f"{p}_INTROSPECTION_CACHE_SECONDS must be a number of seconds from 0 (no cache) "
+            f"to {MAX_INTROSPECTION_CACHE_SECONDS:g}"
+        )
+    return IntrospectionSettings(
+        introspection_url=url,
+        client_id=client_id,
+        client_secret=secret,
+        resource_url=_resource_url(p, environ, "introspection"),
+        authorization_servers=servers,
+        issuer=issuer or None,
+        admin_scopes=_items(environ, f"{p}_ADMIN_SCOPES"),
+        cache_seconds=ttl,
+    )
+
+
 def admin_scopes(env_prefix: str, environ: Mapping[str, str]) -> tuple[str, ...]:
     """`<P>_ADMIN_SCOPES`: scopes that satisfy every tool's scope requirement."""
     return _items(environ, f"{env_prefix}_ADMIN_SCOPES")
@@ -192,10 +293,10 @@ def _items(environ: Mapping[str, str], variable: str) -> tuple[str, ...]:
     return tuple(item.strip() for item in environ.get(variable, "").split(",") if item.strip())
 
 
-def _url(environ: Mapping[str, str], variable: str) -> str:
+def _url(environ: Mapping[str, str], variable: str, mode: str = "jwt") -> str:
     value = environ.get(variable, "").strip()
     if not value:
-        raise SettingsError(f"{variable} must be set when inbound auth is jwt")
+        raise SettingsError(f"{variable} must be set when inbound auth is {mode}")
     return _check_url(value, variable)
 
 
@@ -395,6 +496,128 @@ def _parse_jwks(document: Any) -> tuple[_Key, ...]:
     return tuple(keys)
 
 
+class IntrospectionVerifier(TokenVerifier):
+    """A `TokenVerifier` for opaque access tokens, asking the authorization server (RFC 7662).
+
+    The server authenticates to the introspection endpoint with HTTP Basic (its own client id
+    and secret). Only `"active": true` answers are accepted, then `exp`, `nbf`, `iss` (against
+    `<P>_ISSUER`) and `aud` (against the resource URL) are checked where the answer has them.
+    Active answers are cached by the token's SHA-256 for at most `cache_seconds` and never
+    past `exp`; inactive answers and failures are not cached, and every failure is `None`
+    (the SDK answers 401).
+    """
+
+    def __init__(
+        self,
+        settings: IntrospectionSettings,
+        *,
+        transport: httpx2.AsyncBaseTransport | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        wall_clock: Callable[[], float] = time.time,
+    ) -> None:
+        self._settings = settings
+        self._transport = transport
+        self._clock = clock
+        self._wall_clock = wall_clock
+        self._cache: dict[bytes, tuple[float, AccessToken]] = {}
+        self.requests = 0
+        """How many introspection requests were sent (for tests and diagnostics)."""
+
+    async def verify_token(self, token: str) -> AccessToken | None:
+        if not token or len(token) > MAX_TOKEN_CHARS:
+            return None
+        key = hashlib.sha256(token.encode()).digest()
+        cached = self._cache.get(key)
+        if cached is not None:
+            if cached[0] > self._clock():
+                return cached[1]
+            del self._cache[key]
+        try:
+            answer = await self._introspect(token)
+        except (httpx2.HTTPError, ValueError) as exc:
+            logger.warning("token introspection failed: %s", type(exc).__name__)
+            return None
+        checked = self._check(token, answer)
+        if checked is None:
+            return None
+        access, lifetime = checked
+        if lifetime > 0:
+            if len(self._cache) >= INTROSPECTION_CACHE_ENTRIES:
+                self._evict()
+            self._cache[key] = (self._clock() + lifetime, access)
+        return access
+
+    def _check(self, token: str, answer: Any) -> tuple[AccessToken, float] | None:
+        """The access token and how long it may be cached, or None when refused."""
+        s = self._settings
+        if not isinstance(answer, dict) or answer.get("active") is not True:
+            logger.info("bearer token refused: not active")
+            return None
+        now = self._wall_clock()
+        exp, nbf = answer.get("exp"), answer.get("nbf")
+        if exp is not None and (not _is_number(exp) or exp + s.leeway <= now):
+            logger.info("bearer token refused: expired")
+            return None
+        if nbf is not None and (not _is_number(nbf) or nbf - s.leeway > now):
+            logger.info("bearer token refused: not yet valid")
+            return None
+        if s.issuer is not None and "iss" in answer and answer["iss"] != s.issuer:
+            logger.info("bearer token refused: another issuer")
+            return None
+        if "aud" in answer and not _audience_matches(answer["aud"], s.resource_url):
+            logger.info("bearer token refused: another audience")
+            return None
+        lifetime = s.cache_seconds if exp is None else min(s.cache_seconds, float(exp) - now)
+        return _access_token(token, answer, s.resource_url), lifetime
+
+    def _evict(self) -> None:
+        now = self._clock()
+        for key in [k for k, (until, _) in self._cache.items() if until <= now]:
+            del self._cache[key]
+        while len(self._cache) >= INTROSPECTION_CACHE_ENTRIES:
+            del self._cache[next(iter(self._cache))]  # the oldest entry
+
+    async def _introspect(self, token: str) -> Any:
+        s = self._settings
+        self.requests += 1
+        credentials = base64.b64encode(
+            f"{quote(s.client_id, safe='')}:{quote(s.client_secret, safe='')}".encode()
+        ).decode("ascii")
+        async with (
+            httpx2.AsyncClient(
+                transport=self._transport, timeout=_JWKS_TIMEOUT, follow_redirects=False
+            ) as client,
+            client.stream(
+                "POST",
+                s.introspection_url,
+                headers={
+                    "Accept": "application/json",
+                    "Authorization": f"Basic {credentials}",
+                    "Content-Type": "application/x-www-form-urlencoded",
+                },
+                content=urlencode({"token": token, "token_type_hint": "access_token"}),
+            ) as response,
+        ):
+            if response.status_code != 200:
+                raise ValueError(f"HTTP {response.status_code}")
+            body = bytearray()
+            async for chunk in response.aiter_bytes():
+                body.extend(chunk)
+                if len(body) > MAX_INTROSPECTION_BYTES:
+                    raise ValueError("introspection answer too large")
+        return json.loads(body)
+
+
+def _is_number(value: object) -> TypeGuard[int | float]:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _audience_matches(aud: Any, resource: str) -> bool:
+    if isinstance(aud, str):
+        return aud == resource
+    return isinstance(aud, list) and resource in aud
+
+
 def _access_token(token: str, claims: dict[str, Any], resource: str) -> AccessToken:
     scope = claims.get("scope")
     scp = claims.get("scp")
@@ -409,11 +632,12 @@ def _access_token(token: str, claims: dict[str, Any], resource: str) -> AccessTo
         (v for v in (claims.get("client_id"), claims.get("azp")) if isinstance(v, str)), ""
     )
     subject = claims.get("sub")
+    exp = claims.get("exp")
     return AccessToken(
         token=token,
         client_id=client_id,
         scopes=list(dict.fromkeys(scopes)),
-        expires_at=int(claims["exp"]),
+        expires_at=int(exp) if _is_number(exp) else None,
         resource=resource,
         subject=subject if isinstance(subject, str) else None,
         claims=claims,
@@ -435,6 +659,9 @@ def scope_alternatives(tool: Tool) -> tuple[tuple[str, ...], ...]:
         scopes = tuple(sorted({s for requirement in alternative for s in requirement.scopes}))
         if scopes:
             found[scopes] = None
+    if tool.scopes:  # a manifest's own `scopes` are needed whichever alternative is used
+        own = set(tool.scopes)
+        return tuple(tuple(sorted(own.union(alt))) for alt in found) or (tuple(sorted(own)),)
     return tuple(found)
 
 
@@ -460,6 +687,39 @@ def refused_scopes(
     return best
 
 
+def lists_permitted_only(env_prefix: str, environ: Mapping[str, str]) -> bool:
+    """`<P>_LIST_TOOLS`: `all` (default) lists every tool; `permitted` lists to an
+    authenticated caller only the tools its token's scopes allow.
+
+    Raises:
+        SettingsError: another value.
+    """
+    variable = f"{env_prefix}_LIST_TOOLS"
+    value = environ.get(variable, "").strip().lower() or "all"
+    if value not in ("all", "permitted"):
+        raise SettingsError(f"{variable} must be 'all' or 'permitted'")
+    return value == "permitted"
+
+
+def permitted_tools(
+    tools: Sequence[types.Tool],
+    requirements: Mapping[str, tuple[tuple[str, ...], ...]],
+    token: AccessToken | None,
+    admin: Iterable[str] = (),
+) -> list[types.Tool]:
+    """The tools `token` may call (the same rule as `refused_scopes`); all of them when there
+    is no verified caller (stdio, in memory). Hiding a tool is a convenience for the model,
+    not a defence: calls are checked whatever was listed."""
+    if token is None:
+        return list(tools)
+    admin = tuple(admin)
+    return [
+        tool
+        for tool in tools
+        if not refused_scopes(requirements.get(tool.name, ()), token.scopes, admin)
+    ]
+
+
 class ScopeGate:
     """ASGI middleware refusing a `tools/call` the caller's token has no scope for, with 403.
 
@@ -475,10 +735,12 @@ class ScopeGate:
         requirements: Mapping[str, tuple[tuple[str, ...], ...]],
         admin: tuple[str, ...],
         resource_metadata_url: str,
+        dispatcher: str | None = None,
         max_body: int = DEFAULT_MAX_REQUEST_BODY_SIZE,
     ) -> None:
         self.app = app
         self._requirements = requirements
+        self._dispatcher = dispatcher
         self._admin = admin
         self._metadata = resource_metadata_url
         self._max_body = max_body
@@ -499,7 +761,8 @@ class ScopeGate:
 
         if complete:
             try:
-                names = _called_tools(json.loads(body, object_pairs_hook=_unique_keys))
+                message = json.loads(body, object_pairs_hook=_unique_keys)
+                names = _called_tools(message, self._dispatcher)
             except _DuplicateKeyError:
                 await _plain(send, 400, b"Duplicate keys in the JSON-RPC message")
                 return
@@ -553,7 +816,9 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return result
 
 
-def _called_tools(message: Any) -> list[str]:
+def _called_tools(message: Any, dispatcher: str | None = None) -> list[str]:
+    """The tools a JSON-RPC message (or batch) calls. A call of dynamic mode's `dispatcher`
+    (`<ns>_call_tool`) calls the tool named in its arguments: that tool's scopes apply."""
     items = message if isinstance(message, list) else [message]
     names: list[str] = []
     for item in items:
@@ -562,6 +827,11 @@ def _called_tools(message: Any) -> list[str]:
             name = params.get("name") if isinstance(params, dict) else None
             if isinstance(name, str):
                 names.append(name)
+            if dispatcher is not None and name == dispatcher and isinstance(params, dict):
+                arguments = params.get("arguments")
+                inner = arguments.get("name") if isinstance(arguments, dict) else None
+                if isinstance(inner, str):
+                    names.append(inner)
     return names
 
 
@@ -600,6 +870,73 @@ def _quoted(value: str) -> str:
     return '"' + cleaned.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
+# ------------------------------------------------------------------------------- caller hooks
+
+
+@dataclass(frozen=True)
+class Caller:
+    """The verified caller of a tool over HTTP with inbound auth, as the package's `auth.py`
+    hooks see it: from the access token, after every check passed."""
+
+    subject: str | None  # `sub`: unique per issuer
+    client_id: str  # `client_id` or `azp`
+    scopes: tuple[str, ...]
+    claims: Mapping[str, Any]  # every claim of the JWT, or every field of the introspection
+    token: str = field(repr=False)
+    """The caller's own access token: only for a token exchange (RFC 8693) with your
+    authorization server. Never send it upstream; a hook credential equal to it is refused."""
+
+    @classmethod
+    def from_access_token(cls, token: AccessToken) -> Caller:
+        return cls(
+            subject=token.subject,
+            client_id=token.client_id,
+            scopes=tuple(token.scopes),
+            claims=dict(token.claims or {}),
+            token=token.token,
+        )
+
+
+UpstreamCredentialsHook = Callable[[Caller, str, str], Awaitable[UpstreamCredential | None]]
+"""`async (caller, tool_name, scheme_name) -> UpstreamCredential | None` (None: the
+environment's credentials for that scheme)."""
+
+
+async def caller_credentials(
+    hook: UpstreamCredentialsHook | None, tool: Tool, token: AccessToken | None
+) -> dict[str, UpstreamCredential]:
+    """The hook's credentials for every scheme `tool` may use, by scheme name; empty without a
+    hook or without a verified caller (stdio, in memory, `<P>_AUTH=none`).
+
+    Raises:
+        CredentialError: the hook failed or returned the caller's own token.
+    """
+    if hook is None or token is None:
+        return {}
+    caller = Caller.from_access_token(token)
+    schemes = dict.fromkeys(req.scheme for alternative in tool.security for req in alternative)
+    found: dict[str, UpstreamCredential] = {}
+    for scheme in schemes:
+        try:
+            credential = await hook(caller, tool.name, scheme)
+        except Exception as exc:
+            logger.exception("the auth.py upstream_credentials hook failed")
+            raise CredentialError(
+                f"Could not choose upstream credentials for this caller (auth.py hook: "
+                f"{type(exc).__name__}). No request was sent."
+            ) from None
+        if credential is None:
+            continue
+        if token.token in (credential.value, credential.password):
+            # The caller's token is for this server only (RFC 8707 audience): never upstream.
+            raise CredentialError(
+                "Refused: the auth.py hook returned the caller's own access token as an "
+                f"upstream credential for {scheme}. No request was sent."
+            )
+        found[scheme] = credential
+    return found
+
+
 # ------------------------------------------------------------------------------- wiring
 
 
@@ -615,19 +952,30 @@ def _http_urls(*urls: str) -> list[AnyHttpUrl]:
 
 
 class InboundAuth:
-    """Inbound JWT auth for one server: the verifier, the SDK settings, the scope gate."""
+    """Inbound auth for one server (JWT or introspection): the verifier, the SDK settings,
+    the scope gate."""
 
     def __init__(
         self,
-        settings: JwtSettings,
+        settings: InboundSettings,
         catalog: Catalog,
         *,
         verifier: TokenVerifier | None = None,
         transport: httpx2.AsyncBaseTransport | None = None,
     ) -> None:
         self.settings = settings
-        self.verifier: TokenVerifier = verifier or JwtVerifier(settings, transport=transport)
+        if verifier is None:
+            verifier = (
+                JwtVerifier(settings, transport=transport)
+                if isinstance(settings, JwtSettings)
+                else IntrospectionVerifier(settings, transport=transport)
+            )
+        self.verifier: TokenVerifier = verifier
         self.requirements = {tool.name: scope_alternatives(tool) for tool in catalog.tools}
+        # Dynamic mode calls tools through one dispatcher tool; the gate looks inside it.
+        self.dispatcher = (
+            meta_names(catalog.server.namespace)[2] if catalog.modes.mode == "dynamic" else None
+        )
         self.resource_metadata_url = str(
             build_resource_metadata_url(_http_urls(settings.resource_url)[0])
         )
@@ -665,5 +1013,6 @@ class InboundAuth:
                 requirements=self.requirements,
                 admin=self.settings.admin_scopes,
                 resource_metadata_url=self.resource_metadata_url,
+                dispatcher=self.dispatcher,
             )
         )

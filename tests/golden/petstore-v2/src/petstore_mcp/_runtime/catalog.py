@@ -15,6 +15,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from .content import ContentError, PromptSpec, ResourceSpec, load_prompts, load_resources
+from .modes import ModesError, ToolModes, load_modes
+from .upstreams import NamedUpstream, UpstreamsError, load_upstreams
+
 __all__ = [
     "CONFIRMATIONS",
     "RESERVED_HEADERS",
@@ -27,6 +31,7 @@ __all__ = [
     "SecurityRequirement",
     "SecurityScheme",
     "ServerInfo",
+    "ServerVariable",
     "Tool",
     "Upstream",
     "load_catalog",
@@ -110,6 +115,18 @@ class Upstream:
 
     base_url: str
     timeout_seconds: float
+    # The spec's server URL with `{name}` placeholders and its variables (G16): their values
+    # come only from the operator's environment, and only from the enum when there is one.
+    url_template: str = ""
+    variables: Mapping[str, ServerVariable] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ServerVariable:
+    """A server URL variable: its default and, when the spec lists them, its allowed values."""
+
+    default: str
+    enum: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -189,12 +206,21 @@ class Tool:
     input_schema: Mapping[str, Any]
     output_schema: Mapping[str, Any] | None
     annotations: Mapping[str, Any]
-    request: RequestSpec
+    request: RequestSpec | None  # None: a handler tool, answered by a function in hooks.py
     security: tuple[tuple[SecurityRequirement, ...], ...]
     output_wrap: str | None
     meta: Mapping[str, Any] = field(default_factory=dict)
     # "required": the user confirms every call through MCP elicitation before anything is sent.
     confirmation: str = "required"
+    # Inbound OAuth scopes a caller needs (a manifest's `scopes`), besides those of `security`.
+    scopes: tuple[str, ...] = ()
+    # Several sources: the namespace of the source whose upstream it calls ("" = `upstream`).
+    upstream: str = ""
+
+    @property
+    def handler(self) -> bool:
+        """A handler tool: no upstream request; the package's hooks.py answers it."""
+        return self.request is None
 
     @property
     def needs_confirmation(self) -> bool:
@@ -204,6 +230,9 @@ class Tool:
     @property
     def argument_names(self) -> frozenset[str]:
         """Every argument the request uses; any other argument is refused."""
+        if self.request is None:  # a handler gets the whole validated argument object
+            properties = self.input_schema.get("properties", {})
+            return frozenset(properties if isinstance(properties, Mapping) else ())
         names = {p.argument for p in self.request.parameters}
         body = self.request.body
         if body is not None:
@@ -219,6 +248,15 @@ class Catalog:
     upstream: Upstream
     security_schemes: Mapping[str, SecurityScheme]
     tools: tuple[Tool, ...]
+    # Which tools are listed, and concise results (`toolModes`; runtime/modes.py).
+    modes: ToolModes = field(default_factory=ToolModes)
+    # mcpmint.yaml `settings:` by full variable name; the environment overrides each.
+    settings: Mapping[str, str] = field(default_factory=dict)
+    # Several sources: the upstream of each source after the first (runtime/upstreams.py).
+    upstreams: Mapping[str, NamedUpstream] = field(default_factory=dict)
+    # MCP resources (and templates) and prompts (runtime/content.py).
+    resources: tuple[ResourceSpec, ...] = ()
+    prompts: tuple[PromptSpec, ...] = ()
 
     def tool(self, name: str) -> Tool | None:
         """The tool called `name`, or None."""
@@ -254,7 +292,77 @@ def load_catalog(data: Mapping[str, Any]) -> Catalog:
         if tool.name in seen:
             raise CatalogError(f"/tools/{i}/name", f"duplicate tool name {tool.name!r}")
         seen.add(tool.name)
-    return Catalog(server=server, upstream=upstream, security_schemes=schemes, tools=tools)
+    try:
+        upstreams = load_upstreams(
+            data.get("upstreams"), {i: tool.upstream for i, tool in enumerate(tools)}
+        )
+    except UpstreamsError as exc:
+        raise CatalogError(exc.pointer, exc.message) from None
+    try:
+        resources = load_resources(
+            data.get("resources"),
+            lambda entry, p, variables: _resource_reader(entry, p, variables, schemes),
+        )
+        prompts = load_prompts(data.get("prompts"))
+    except ContentError as exc:
+        raise CatalogError(exc.pointer, exc.message) from None
+    for i, resource in enumerate(resources):
+        if resource.reader and resource.reader.upstream not in ("", *upstreams):
+            raise CatalogError(f"/resources/{i}/upstream", "unknown upstream")
+    try:
+        modes = load_modes(data.get("toolModes"), [tool.name for tool in tools])
+    except ModesError as exc:
+        raise CatalogError(exc.pointer, exc.message) from None
+    settings = _mapping(data.get("settings", {}), "/settings")
+    for key, value in settings.items():
+        if not key.startswith(f"{server.env_prefix}_") or not isinstance(value, str):
+            raise CatalogError(f"/settings/{_escape(key)}", "must be <envPrefix>_... : a string")
+    return Catalog(
+        server=server,
+        upstream=upstream,
+        security_schemes=schemes,
+        tools=tools,
+        modes=modes,
+        settings=dict(settings),
+        upstreams=upstreams,
+        resources=resources,
+        prompts=prompts,
+    )
+
+
+def _resource_reader(
+    entry: Mapping[str, Any],
+    p: str,
+    variables: Sequence[str],
+    schemes: Mapping[str, SecurityScheme],
+) -> Tool:
+    """A resource's HTTP GET, as a read-only tool whose arguments are the template variables
+    (so the request, credential and upstream code of tools reads it too)."""
+    request = _request(_mapping(entry.get("request"), f"{p}/request"), f"{p}/request")
+    if request.method != "GET" or request.body is not None:
+        raise CatalogError(f"{p}/request", "a resource is read with a GET without a body")
+    if {x.argument for x in request.parameters} != set(variables):
+        raise CatalogError(f"{p}/request/parameters", "must be the template's variables")
+    security = _security(_sequence(entry.get("security", []), f"{p}/security"), p, schemes)
+    _check_credential_clashes(request, security, schemes, p)
+    return Tool(
+        name=_str(entry, "name", p),
+        title=_str(entry, "title", p),
+        description="",
+        input_schema={
+            "type": "object",
+            "properties": {v: {"type": "string"} for v in variables},
+            "required": sorted(variables),
+            "additionalProperties": False,
+        },
+        output_schema=None,
+        annotations={"readOnlyHint": True},
+        request=request,
+        security=security,
+        output_wrap=None,
+        confirmation="none",
+        upstream=_str(entry, "upstream", p),
+    )
 
 
 def _server(raw: Mapping[str, Any]) -> ServerInfo:
@@ -275,9 +383,21 @@ def _upstream(raw: Mapping[str, Any]) -> Upstream:
         raise CatalogError("/upstream/timeoutSeconds", "must be a number")
     if not math.isfinite(timeout) or timeout <= 0:
         raise CatalogError("/upstream/timeoutSeconds", "must be a positive finite number")
+    variables: dict[str, ServerVariable] = {}
+    for name, var in _mapping(raw.get("variables", {}), "/upstream/variables").items():
+        vp = f"/upstream/variables/{_escape(name)}"
+        enum = _sequence(_mapping(var, vp).get("enum", []), f"{vp}/enum")
+        if not all(isinstance(v, str) for v in enum):
+            raise CatalogError(f"{vp}/enum", "must be strings")
+        variables[name] = ServerVariable(_str(var, "default", vp), tuple(enum))
+    template = _str(raw, "urlTemplate", "/upstream")
+    if set(_PLACEHOLDER.findall(template)) != set(variables):
+        raise CatalogError("/upstream/urlTemplate", "placeholders do not match the variables")
     return Upstream(
         base_url=_str(raw, "baseUrl", "/upstream"),
         timeout_seconds=float(timeout),
+        url_template=template,
+        variables=variables,
     )
 
 
@@ -328,11 +448,20 @@ def _tool(raw: Mapping[str, Any], p: str, schemes: Mapping[str, SecurityScheme])
     wrap = output.get("wrap")
     if wrap not in (None, "result"):
         raise CatalogError(f"{p}/output/wrap", f"unsupported wrap {wrap!r}")
-    request = _request(_mapping(raw.get("request"), f"{p}/request"), f"{p}/request")
+    handler = raw.get("handler", False)
+    if not isinstance(handler, bool) or handler != (raw.get("request") is None):
+        raise CatalogError(f"{p}/handler", "a tool has either a request or handler: true")
+    request = (
+        None if handler else _request(_mapping(raw.get("request"), f"{p}/request"), f"{p}/request")
+    )
     annotations = _mapping(raw.get("annotations", {}), f"{p}/annotations")
-    confirmation = _confirmation(raw, request.method, p)
+    confirmation = _confirmation(raw, "POST" if request is None else request.method, p)
     security = _security(_sequence(raw.get("security", []), f"{p}/security"), p, schemes)
-    _check_credential_clashes(request, security, schemes, p)
+    if request is not None:
+        _check_credential_clashes(request, security, schemes, p)
+    scopes = _sequence(raw.get("scopes", []), f"{p}/scopes")
+    if not all(isinstance(s, str) and s for s in scopes):
+        raise CatalogError(f"{p}/scopes", "must be non-empty strings")
     tool = Tool(
         name=name,
         title=_str(raw, "title", p),
@@ -345,6 +474,8 @@ def _tool(raw: Mapping[str, Any], p: str, schemes: Mapping[str, SecurityScheme])
         output_wrap=wrap,
         meta=_mapping(raw.get("meta", {}), f"{p}/meta"),
         confirmation=confirmation,
+        scopes=tuple(scopes),
+        upstream=_str(raw, "upstream", p),
     )
     properties = input_schema.get("properties", {})
     for argument in sorted(tool.argument_names):

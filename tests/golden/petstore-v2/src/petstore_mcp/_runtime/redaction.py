@@ -7,7 +7,28 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-__all__ = ["REDACTED", "SENSITIVE_NAME", "RedactingFilter", "redact", "scrub"]
+__all__ = [
+    "REDACTED",
+    "SENSITIVE_NAME",
+    "TOKEN_LIKE",
+    "RedactingFilter",
+    "redact",
+    "redact_token_like",
+    "scrub",
+]
+
+# Values that look like well-known credentials whatever name they travel under: GitHub, GitLab,
+# OpenAI/Anthropic-style `sk-`, Stripe, Slack, AWS access key ids, Google API keys, npm, JWTs.
+# Scrubbed from logs, audit records and confirmation questions (never from API results: data a
+# user asked for, such as a token the API just created, is theirs to see).
+TOKEN_LIKE = re.compile(
+    r"\b(?:"
+    r"gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|glpat-[A-Za-z0-9_-]{20,}|"
+    r"sk-[A-Za-z0-9_-]{20,}|[sr]k_(?:live|test)_[A-Za-z0-9]{10,}|xox[abposr]-[A-Za-z0-9-]{10,}|"
+    r"AKIA[0-9A-Z]{16}|AIza[0-9A-Za-z_-]{30,}|npm_[A-Za-z0-9]{30,}|"
+    r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*"
+    r")"
+)
 
 
 def redact(text: str, secrets: Iterable[str]) -> str:
@@ -15,6 +36,11 @@ def redact(text: str, secrets: Iterable[str]) -> str:
     for secret in sorted(secrets, key=len, reverse=True):
         text = text.replace(secret, "[REDACTED]")
     return text
+
+
+def redact_token_like(text: str) -> str:
+    """`text` with every value shaped like a well-known credential replaced."""
+    return TOKEN_LIKE.sub(REDACTED, text)
 
 
 class RedactingFilter(logging.Filter):
@@ -27,7 +53,7 @@ class RedactingFilter(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         """Redact the record in place; never drops it."""
         message = record.getMessage()
-        cleaned = redact(message, self._secrets())
+        cleaned = redact_token_like(redact(message, self._secrets()))
         if cleaned != message:
             record.msg, record.args = cleaned, None
         return True
@@ -55,5 +81,5 @@ def scrub(value: Any, secrets: Iterable[str] = ()) -> Any:
     if isinstance(value, list | tuple):
         return [scrub(v, secret_values) for v in value]
     if isinstance(value, str):
-        return redact(value, secret_values)
+        return redact_token_like(redact(value, secret_values))
     return value

@@ -65,6 +65,12 @@ def build_request(tool: Tool, arguments: Mapping[str, Any], base_url: str) -> Pr
     """
     origin, base_path = split_base_url(base_url)
     spec = tool.request
+    if spec is None:
+        raise ValueError(f"tool {tool.name} is a handler tool; it has no HTTP request")
+    if tool.meta.get("nullsAbsent") is True:
+        # Strict-mode schemas make every property required and the optional ones nullable:
+        # an explicit null is how a client says "not given", at every level.
+        arguments = _without_nulls(arguments)
     path = _render_path(spec.path, spec.parameters, arguments)
     query: list[str] = []
     headers: list[tuple[str, str]] = []
@@ -95,6 +101,14 @@ def build_request(tool: Tool, arguments: Mapping[str, Any], base_url: str) -> Pr
     url = origin + base_path + path + ("?" + "&".join(query) if query else "")
     _check_same_origin(url, base_url, base_path)
     return PreparedRequest(method=spec.method, url=url, headers=tuple(headers), body=body)
+
+
+def _without_nulls(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {k: _without_nulls(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_without_nulls(item) for item in value]
+    return value
 
 
 def split_base_url(base_url: str) -> tuple[str, str]:
@@ -343,7 +357,7 @@ def new_boundary() -> str:
 
 
 def _body(tool: Tool, arguments: Mapping[str, Any]) -> tuple[bytes | None, str]:
-    body = tool.request.body
+    body = None if tool.request is None else tool.request.body
     if body is None:
         return None, ""
     if body.argument is not None:

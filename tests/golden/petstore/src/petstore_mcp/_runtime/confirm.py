@@ -16,6 +16,11 @@ zero-width characters made visible.
 Only an explicit `accept` with `confirm: true` runs the call. Anything else (decline, cancel,
 `confirm: false`, no answer, a client without elicitation, a channel that cannot carry a
 server request) is an error result, and nothing is sent.
+
+A client that cannot elicit is refused, unless the operator opted in to the token fallback
+(`<PREFIX>_CONFIRM_FALLBACK=token`, `tokens.py`): then the first call returns the question and
+a single-use token bound to the caller, the tool and the arguments, and only the same call
+repeated with that token in `_confirmation_token` goes through.
 """
 
 from __future__ import annotations
@@ -34,20 +39,32 @@ from mcp_types.version import is_version_at_least
 
 from .catalog import Catalog, Tool
 from .credentials import Plan
-from .redaction import redact
+from .redaction import redact, redact_token_like
 from .request import PreparedRequest
 from .results import error_result
+from .tokens import (
+    FALLBACKS,
+    TOKEN_ARGUMENT,
+    ConfirmSettingsError,
+    TokenError,
+    Tokens,
+    load_fallback,
+)
 
 __all__ = [
     "CONFIRM_KEY",
     "CONFIRM_SCHEMA",
+    "FALLBACKS",
     "MODERN_ERA",
     "STATE_VERSION",
+    "TOKEN_ARGUMENT",
+    "ConfirmSettingsError",
     "Confirmer",
     "StateError",
     "argument_digest",
     "describe",
     "elicitation_supported",
+    "load_fallback",
 ]
 
 CONFIRM_KEY = "confirm"
@@ -83,6 +100,9 @@ _INVISIBLE = re.compile(
 )
 
 _REFUSED = "Nothing was sent."
+# Markers the server's audit reads back from a result (`server._confirmation_outcome`).
+TOKEN_ISSUED = "CONFIRMATION NEEDED"
+TOKEN_REFUSED = "confirmation token was refused"
 
 
 class StateError(ValueError):
@@ -142,7 +162,7 @@ def describe(
         url += ("&" if "?" in url else "?") + "&".join(query_keys)
     lines = [
         f"Confirm {tool.name}: {tool.title}" if tool.title else f"Confirm {tool.name}",
-        f"This will send: {request.method} {redact(url, secret_values)}",
+        f"This will send: {request.method} {redact_token_like(redact(url, secret_values))}",
     ]
     if credential_lines:
         lines.append("Credentials: " + ", ".join(credential_lines) + f" (values {REDACTED})")
@@ -165,10 +185,33 @@ def describe(
 class Confirmer:
     """Asks for confirmation in either era; remembers the 2026-07-28 states already used."""
 
-    def __init__(self, *, ttl: float = 600.0, clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self,
+        *,
+        ttl: float = 600.0,
+        clock: Callable[[], float] = time.time,
+        fallback: str = "refuse",
+        token_key: bytes | None = None,
+    ) -> None:
         self._ttl = ttl
         self._clock = clock
         self._used: dict[str, float] = {}  # nonce -> when its state expires
+        self.fallback = fallback
+        self._tokens = Tokens(token_key, ttl=ttl, clock=clock) if fallback == "token" else None
+
+    def take_token(self, arguments: object) -> tuple[object, str | None]:
+        """The arguments without `_confirmation_token`, and its value (token fallback only).
+
+        Without the fallback the argument is left in place, so that schema validation refuses
+        it as unknown like any other. A non-string value counts as an empty (invalid) token.
+        """
+        if self._tokens is None or not isinstance(arguments, Mapping):
+            return arguments, None
+        if TOKEN_ARGUMENT not in arguments:
+            return arguments, None
+        rest = {k: v for k, v in arguments.items() if k != TOKEN_ARGUMENT}
+        token = arguments[TOKEN_ARGUMENT]
+        return rest, token if isinstance(token, str) else ""
 
     async def confirm(
         self,
@@ -177,6 +220,9 @@ class Confirmer:
         tool: Tool,
         arguments: Mapping[str, Any],
         message: str,
+        *,
+        caller: str = "local",
+        token: str | None = None,
     ) -> types.CallToolResult | types.InputRequiredResult | None:
         """None when the user confirmed; otherwise what the handler returns instead.
 
@@ -184,10 +230,14 @@ class Confirmer:
             ctx: the `ServerRequestContext` of the call.
             params: the call's parameters (the echoed state and answers, in 2026-07-28).
             tool: the catalog entry.
-            arguments: the validated arguments.
+            arguments: the validated arguments (without `_confirmation_token`).
             message: from `describe`.
+            caller: who calls (token subject or `local`); a confirmation token is bound to it.
+            token: the `_confirmation_token` the call carried (token fallback only).
         """
         if not elicitation_supported(ctx.session.client_capabilities):
+            if self._tokens is not None:
+                return self._token_fallback(tool, arguments, message, caller, token)
             return error_result(
                 f"The tool {tool.name} needs the user's confirmation, and this client cannot "
                 "ask the user (it did not declare the MCP elicitation capability, or this "
@@ -206,6 +256,36 @@ class Confirmer:
                 f"({type(exc).__name__}). " + _REFUSED
             )
         return _verdict(tool, answer)
+
+    def _token_fallback(
+        self,
+        tool: Tool,
+        arguments: Mapping[str, Any],
+        message: str,
+        caller: str,
+        token: str | None,
+    ) -> types.CallToolResult | None:
+        assert self._tokens is not None
+        digest = argument_digest(tool.name, arguments)
+        if token is None:
+            issued = self._tokens.issue(caller, tool.name, digest)
+            # An error result: nothing happened yet, and a success without structured content
+            # would be rejected by clients for a tool with an output schema.
+            return error_result(
+                f"{TOKEN_ISSUED}: nothing was sent. This client cannot ask the user, so "
+                "show the user the request below and ask whether to send it. Only if the "
+                f"user agrees, call {tool.name} again with exactly the same arguments plus "
+                f'"{TOKEN_ARGUMENT}": "{issued}" (valid once, for {int(self._ttl // 60)} '
+                "minutes, for these arguments only).\n\n" + message
+            )
+        try:
+            self._tokens.redeem(token, caller, tool.name, digest)
+        except TokenError as exc:
+            return error_result(
+                f"Refused: the {TOKEN_REFUSED} ({exc}). " + _REFUSED + " Call the tool "
+                f"without {TOKEN_ARGUMENT} to get a new one."
+            )
+        return None
 
     def _modern(
         self,
@@ -324,7 +404,7 @@ def _value(name: str, value: Any, secrets: frozenset[str]) -> str:
     if _SENSITIVE_NAME.search(name):
         return REDACTED
     text = json.dumps(_scrub(value), ensure_ascii=False, sort_keys=True)
-    return _visible(_trim(redact(text, secrets), MAX_VALUE_CHARS))
+    return _visible(_trim(redact_token_like(redact(text, secrets)), MAX_VALUE_CHARS))
 
 
 def _body_preview(request: PreparedRequest, secrets: frozenset[str]) -> str:
@@ -334,7 +414,7 @@ def _body_preview(request: PreparedRequest, secrets: frozenset[str]) -> str:
         text = json.dumps(_scrub(json.loads(raw)), ensure_ascii=False, sort_keys=True)
     except ValueError:
         text = _redact_form(raw) if "x-www-form-urlencoded" in content_type else raw
-    preview = _visible(_trim(redact(text, secrets), MAX_BODY_CHARS))
+    preview = _visible(_trim(redact_token_like(redact(text, secrets)), MAX_BODY_CHARS))
     return f"({content_type}, {len(request.body or b'')} bytes) {preview}"
 
 

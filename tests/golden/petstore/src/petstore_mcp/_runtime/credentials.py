@@ -21,7 +21,7 @@ from .catalog import Catalog, SecurityRequirement, SecurityScheme, Tool
 from .request import PreparedRequest, split_base_url
 from .upstream import UpstreamError, UpstreamResponse
 
-__all__ = ["CredentialError", "Credentials", "Plan"]
+__all__ = ["CredentialError", "Credentials", "Plan", "UpstreamCredential"]
 
 Sender = Callable[[PreparedRequest, str], Awaitable[UpstreamResponse]]
 """Sends a request that must stay on the given origin (the token endpoint's)."""
@@ -29,6 +29,7 @@ Sender = Callable[[PreparedRequest, str], Awaitable[UpstreamResponse]]
 _DEFAULT_TOKEN_LIFETIME = 300.0
 _MAX_TOKEN_LIFETIME = 86400.0
 _MIN_SECRET = 4
+_REMEMBERED_SECRETS = 1024  # per-caller credentials kept for scrubbing text and logs
 
 
 class CredentialError(Exception):
@@ -36,10 +37,31 @@ class CredentialError(Exception):
 
 
 @dataclass(frozen=True)
+class UpstreamCredential:
+    """A credential for one upstream security scheme, chosen per caller by the package's
+    `auth.upstream_credentials` hook in place of the scheme's environment variables.
+
+    `value` is the API key (apiKey schemes) or the access token (http bearer, oauth2,
+    openIdConnect: sent as `Authorization: Bearer <value>`, no token endpoint involved);
+    `username` and `password` are for http basic.
+    """
+
+    value: str = field(default="", repr=False)
+    username: str = ""
+    password: str = field(default="", repr=False)
+
+    def secrets(self) -> tuple[str, ...]:
+        basic = _basic(self.username, self.password) if self.username or self.password else ""
+        return tuple(v for v in (self.value, self.password, basic) if v)
+
+
+@dataclass(frozen=True)
 class Plan:
-    """The schemes chosen for one call: an alternative whose variables are all set."""
+    """The schemes chosen for one call: an alternative whose variables are all set (or whose
+    schemes the caller's `overrides` cover)."""
 
     requirements: tuple[SecurityRequirement, ...]
+    overrides: Mapping[str, UpstreamCredential] = field(default_factory=dict)
 
 
 @dataclass
@@ -70,20 +92,32 @@ class Credentials:
         self._clock = clock
         self._tokens: dict[tuple[str, tuple[str, ...]], _Token] = {}
         self._locks: dict[tuple[str, tuple[str, ...]], anyio.Lock] = {}
+        self._remembered: dict[str, None] = {}
 
-    def select(self, tool: Tool) -> Plan:
-        """The first satisfied alternative of `tool.security`; no I/O.
+    def select(self, tool: Tool, overrides: Mapping[str, UpstreamCredential] | None = None) -> Plan:
+        """The first satisfied alternative of `tool.security`; no I/O. A scheme named in
+        `overrides` (the caller's own credentials, from the `auth.py` hook) is satisfied by
+        it whatever the environment holds.
 
         Raises:
-            CredentialError: no alternative can be satisfied from the environment.
+            CredentialError: no alternative can be satisfied.
         """
+        overrides = dict(overrides or {})
         if not tool.security:
             return Plan(())
         needs: list[str] = []
         for alternative in tool.security:
-            missing = [m for req in alternative for m in self._missing(self._schemes[req.scheme])]
+            missing = [
+                m
+                for req in alternative
+                if req.scheme not in overrides
+                for m in self._missing(self._schemes[req.scheme])
+            ]
             if not missing:
-                return Plan(alternative)
+                used = {r.scheme: overrides[r.scheme] for r in alternative if r.scheme in overrides}
+                for credential in used.values():
+                    self._remember(credential.secrets())
+                return Plan(alternative, used)
             needs.append(_all(missing))
         raise CredentialError(
             f"The tool {tool.name} needs upstream credentials that are not configured. "
@@ -101,7 +135,11 @@ class Credentials:
         applied = _Applied()
         for req in plan.requirements:
             scheme = self._schemes[req.scheme]
-            await self._apply_one(scheme, req.scopes, applied, base_url, send)
+            override = plan.overrides.get(req.scheme)
+            if override is None:
+                await self._apply_one(scheme, req.scopes, applied, base_url, send)
+            else:
+                _apply_override(scheme, override, applied)
         names = [name.lower() for name, _ in applied.headers]
         clashing = sorted({n for n in names if names.count(n) > 1})
         if clashing:
@@ -137,10 +175,18 @@ class Credentials:
             if scheme.scheme == "basic" and user and password:
                 values.add(_basic(self._environ.get(user, ""), self._environ.get(password, "")))
         values.update(t.value for t in self._tokens.values())
+        values.update(self._remembered)
         values.update({quote(v, safe="") for v in values})
         return frozenset(v for v in values if len(v) >= _MIN_SECRET)
 
     # ------------------------------------------------------------------------- internals
+
+    def _remember(self, values: tuple[str, ...]) -> None:
+        for value in values:
+            self._remembered.pop(value, None)
+            self._remembered[value] = None  # most recent last
+        while len(self._remembered) > _REMEMBERED_SECRETS:
+            del self._remembered[next(iter(self._remembered))]
 
     def _var(self, scheme: SecurityScheme, role: str) -> str:
         var = scheme.env.get(role, "")
@@ -281,6 +327,44 @@ class Credentials:
         if isinstance(expires_in, int | float) and not isinstance(expires_in, bool):
             lifetime = min(max(0.0, float(expires_in)), _MAX_TOKEN_LIFETIME)
         return token, lifetime
+
+
+def _apply_override(
+    scheme: SecurityScheme, credential: UpstreamCredential, applied: _Applied
+) -> None:
+    """Send a hook's credential the way `scheme` says, with the same checks as the
+    environment's values."""
+
+    def checked(value: str, what: str) -> str:
+        if not value or any(ord(c) < 0x20 or ord(c) >= 0x7F for c in value):
+            raise CredentialError(
+                f"The auth.py hook returned an unusable {what} for security scheme "
+                f"{scheme.name} (empty, or control or non-ASCII characters). No request was sent."
+            )
+        return value
+
+    if scheme.type == "apiKey":
+        value = checked(credential.value, "value")
+        if scheme.location == "header":
+            applied.headers.append((scheme.param_name, value))
+        elif scheme.location == "query":
+            applied.query.append(f"{quote(scheme.param_name, safe='')}={quote(value, safe='')}")
+        else:
+            applied.cookies.append(f"{scheme.param_name}={quote(value, safe='')}")
+    elif scheme.type == "http" and scheme.scheme == "basic":
+        user = checked(credential.username, "username")
+        password = checked(credential.password, "password")
+        applied.headers.append(("Authorization", "Basic " + _basic(user, password)))
+    elif (scheme.type == "http" and scheme.scheme == "bearer") or scheme.type in (
+        "oauth2",
+        "openIdConnect",
+    ):
+        applied.headers.append(("Authorization", f"Bearer {checked(credential.value, 'token')}"))
+    else:
+        raise CredentialError(
+            f"Security scheme {scheme.name} cannot take a credential from the auth.py hook. "
+            "No request was sent."
+        )
 
 
 def _basic(user: str, password: str) -> str:

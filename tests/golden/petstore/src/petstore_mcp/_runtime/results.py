@@ -26,6 +26,7 @@ from referencing import Registry
 from .arguments import format_path
 from .catalog import Tool
 from .limits import pagination_arguments
+from .projection import Projection, project
 from .redaction import redact
 from .upstream import UpstreamResponse
 
@@ -106,8 +107,11 @@ def upstream_result(
     response: UpstreamResponse,
     output: OutputValidator | None,
     secrets: Iterable[str] = (),
+    *,
+    concise: Projection | None = None,
 ) -> types.CallToolResult:
-    """The tool result for an upstream response."""
+    """The tool result for an upstream response; `concise`: the projection to apply
+    (`response_format: concise`), whose note of what was left out ends the text."""
     status = f"HTTP {response.status} {response.reason}".strip()
     if 300 <= response.status < 400:
         location = _clean(response.location)[:500] or "no location"
@@ -145,8 +149,12 @@ def upstream_result(
                 secrets,
             )
         )
-    structured = {"result": data} if tool.output_wrap == "result" else data
-    text = _clean(json.dumps(structured, ensure_ascii=False))
+    # S15: strings in structured content are cleaned like the text (ANSI, controls, bidi).
+    structured = _clean_data({"result": data} if tool.output_wrap == "result" else data)
+    note = ""
+    if concise is not None:
+        structured, note = project(structured, concise, tool.output_wrap)
+    text = _clean(json.dumps(structured, ensure_ascii=False)) + (f"\n\n{note}" if note else "")
     mismatch: str | None = None
     if not isinstance(structured, dict):
         if output is None:
@@ -258,6 +266,17 @@ def _body_excerpt(response: UpstreamResponse) -> str:
 
 def _clean(text: str) -> str:
     return _UNSAFE_TEXT.sub("", text)
+
+
+def _clean_data(value: Any) -> Any:
+    """A parsed JSON value with every string (keys too) cleaned by `_clean`."""
+    if isinstance(value, str):
+        return _clean(value)
+    if isinstance(value, list):
+        return [_clean_data(item) for item in value]
+    if isinstance(value, dict):
+        return {_clean(str(k)): _clean_data(v) for k, v in value.items()}
+    return value
 
 
 def _trim(text: str, limit: int) -> str:

@@ -8,6 +8,8 @@ internal address must not carry our credentials there), cookies from responses a
 from __future__ import annotations
 
 import logging
+import re
+import weakref
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from http.cookiejar import CookieJar, DefaultCookiePolicy
@@ -20,25 +22,55 @@ from .catalog import Catalog, Upstream
 from .limits import RETRY_METHODS, RETRY_STATUSES, Limits, retry_delay
 from .redaction import RedactingFilter
 from .request import PreparedRequest, split_base_url
+from .upstreams import server_variable_env
 
 __all__ = [
     "MAX_RESPONSE_BYTES",
     "UpstreamClient",
     "UpstreamError",
     "UpstreamResponse",
+    "UpstreamTimeout",
     "resolve_base_url",
+    "server_variable_env",
 ]
 
 # Past the configured cap a body is still counted (not kept) up to this many bytes, so that the
 # truncation note can say how much was cut.
 MAX_RESPONSE_BYTES = 10 * 1024 * 1024
 _CONNECT_TIMEOUT = 10.0
+# A free-form server variable's value: nothing that could add userinfo, a query or a fragment.
+_FREE_VALUE = re.compile(r"^[A-Za-z0-9._~:/-]+$")
 _HTTPX_LOGGER = logging.getLogger("httpx2")
+# A logger's filters see only the records logged on that very logger, not its children's: so
+# the redacting filter goes on httpx2's logger and on each of this runtime's own loggers.
+_REDACTED_LOGGERS = (
+    _HTTPX_LOGGER,
+    *(
+        logging.getLogger(f"{__package__}.{name}")
+        for name in ("server", "upstream", "credentials", "auth", "confirm", "results")
+    ),
+)
 logger = logging.getLogger(__name__)
+# Every client alive in this process; the one redacting filter asks each for its secrets.
+_LIVE: weakref.WeakSet[UpstreamClient] = weakref.WeakSet()
+
+
+def _live_secrets() -> list[str]:
+    return [secret for client in list(_LIVE) for secret in client.secrets()]
+
+
+# Installed once, for the whole process: a filter per server would pile up on these loggers.
+_LOG_FILTER = RedactingFilter(_live_secrets)
+for _log in _REDACTED_LOGGERS:
+    _log.addFilter(_LOG_FILTER)
 
 
 class UpstreamError(Exception):
     """The upstream could not be reached or used; the message is safe to show the model."""
+
+
+class UpstreamTimeout(UpstreamError):
+    """The upstream did not answer in time (told apart for metrics and the audit)."""
 
 
 @dataclass(frozen=True)
@@ -57,14 +89,23 @@ class UpstreamResponse:
 
 
 def resolve_base_url(catalog: Catalog, environ: Mapping[str, str]) -> str:
-    """The base URL to use: `<envPrefix>_BASE_URL` if set, else `upstream.baseUrl`.
+    """The base URL to use: `<envPrefix>_BASE_URL` if set, else the spec's server URL.
+
+    The spec's server URL may have variables (G16). Their values are operator settings, read
+    only from `<envPrefix>_SERVER_<NAME>` (else the spec's default), never from a tool call;
+    a variable with an `enum` takes only a value from it, and a free-form one only characters
+    that cannot change the URL's structure (no `@`, `?`, `#`, `%`, spaces).
 
     Raises:
-        UpstreamError: neither is an absolute http(s) URL; the message names the variable.
+        UpstreamError: no absolute http(s) URL, or a server variable's value is refused; the
+            message names the variable.
     """
-    variable = f"{catalog.server.env_prefix}_BASE_URL"
+    prefix = catalog.server.env_prefix
+    variable = f"{prefix}_BASE_URL"
     configured = environ.get(variable, "")
     url = configured or catalog.upstream.base_url
+    if not configured and catalog.upstream.url_template:
+        url = _expand_template(catalog, environ)
     if not url:
         raise UpstreamError(
             f"The upstream API's base URL is not configured: set {variable} to its absolute "
@@ -79,6 +120,28 @@ def resolve_base_url(catalog: Catalog, environ: Mapping[str, str]) -> str:
             "https:// URL. No request was sent."
         ) from None
     return url
+
+
+def _expand_template(catalog: Catalog, environ: Mapping[str, str]) -> str:
+    prefix = catalog.server.env_prefix
+    values: dict[str, str] = {}
+    for name, spec in sorted(catalog.upstream.variables.items()):
+        env_name = server_variable_env(prefix, name)
+        value = environ.get(env_name, "").strip() or spec.default
+        source = env_name if environ.get(env_name, "").strip() else "the spec's default"
+        if spec.enum and value not in spec.enum:
+            raise UpstreamError(
+                f"The server variable {name!r} ({source}) must be one of: "
+                f"{', '.join(spec.enum)}; set {env_name} to one of them, or set "
+                f"{prefix}_BASE_URL. No request was sent."
+            )
+        if not spec.enum and not _FREE_VALUE.match(value):
+            raise UpstreamError(
+                f"The server variable {name!r} ({source}) may hold only letters, digits and "
+                f"'.-_~:/'; set {env_name} or {prefix}_BASE_URL. No request was sent."
+            )
+        values[name] = value
+    return re.sub(r"\{([^{}]*)\}", lambda m: values[m.group(1)], catalog.upstream.url_template)
 
 
 class UpstreamClient:
@@ -97,8 +160,9 @@ class UpstreamClient:
         self._limits = Limits() if limits is None else limits
         self._sleep = sleep
         self._slots = anyio.CapacityLimiter(self._limits.max_concurrency)
-        self._timeout = settings.timeout_seconds
-        self._log_filter = RedactingFilter(secrets)
+        self._timeout = self._limits.timeout or settings.timeout_seconds  # <P>_TIMEOUT wins
+        self.secrets = secrets  # for the process-wide redacting log filter
+        _LIVE.add(self)
         self._user_agent = user_agent
         self._transport = transport
         self._client: httpx2.AsyncClient | None = None
@@ -154,7 +218,7 @@ class UpstreamClient:
                 finally:
                     await response.aclose()
         except (TimeoutError, httpx2.TimeoutException):
-            raise UpstreamError(
+            raise UpstreamTimeout(
                 f"The upstream API did not answer within {self._timeout:g} seconds ({where})."
             ) from None
         except httpx2.ConnectError:
@@ -179,13 +243,12 @@ class UpstreamClient:
         """Close the connection pool; a later `send` opens a new one."""
         client, self._client = self._client, None
         if client is not None:
-            _HTTPX_LOGGER.removeFilter(self._log_filter)
             await client.aclose()
 
     def _get_client(self) -> httpx2.AsyncClient:
         if self._client is None:
-            # httpx2 logs every request URL at INFO, query-string API keys included.
-            _HTTPX_LOGGER.addFilter(self._log_filter)
+            # httpx2 logs every request URL at INFO, query-string API keys included: the
+            # redacting filter (`_LOG_FILTER`) is on its logger.
             self._client = httpx2.AsyncClient(
                 transport=self._transport,
                 follow_redirects=False,

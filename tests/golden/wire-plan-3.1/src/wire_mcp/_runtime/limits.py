@@ -52,6 +52,7 @@ class Limits:
     max_argument_bytes: int = 256 * 1024
     max_concurrency: int = 8
     write_rate: float = 60.0  # calls per minute and caller, tools that are not read-only
+    timeout: float = 0.0  # seconds per upstream exchange; 0: the catalog's `timeoutSeconds`
 
 
 def load_limits(prefix: str, environ: Mapping[str, str]) -> Limits:
@@ -82,6 +83,7 @@ def load_limits(prefix: str, environ: Mapping[str, str]) -> Limits:
         max_argument_bytes=int(number("MAX_ARGUMENT_BYTES", default.max_argument_bytes, 1)),
         max_concurrency=int(number("MAX_CONCURRENCY", default.max_concurrency, 1)),
         write_rate=number("WRITE_RATE", default.write_rate, 0, integer=False),
+        timeout=number("TIMEOUT", default.timeout, 0.001, integer=False),
     )
 
 

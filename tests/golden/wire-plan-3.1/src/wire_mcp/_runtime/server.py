@@ -12,6 +12,7 @@ import logging
 import os
 import sys
 import time
+from collections import ChainMap
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -35,20 +36,43 @@ from .auth import (
     InboundAuth,
     ServingSettings,
     SettingsError,
+    UpstreamCredentialsHook,
     admin_scopes,
+    caller_credentials,
     is_loopback_host,
+    lists_permitted_only,
     load_settings,
+    permitted_tools,
     refused_scopes,
     scope_alternatives,
 )
 from .catalog import Catalog, Tool
-from .confirm import Confirmer, describe
+from .confirm import (
+    TOKEN_ISSUED,
+    TOKEN_REFUSED,
+    Confirmer,
+    ConfirmSettingsError,
+    describe,
+    load_fallback,
+)
+from .content_server import content_handlers
 from .credentials import CredentialError, Credentials
+from .hooks import HookError, Hooks, describe_handler_call
 from .limits import LimitsError, RateLimiter, argument_bytes, is_read_only, load_limits
+from .metrics import Metrics, classify, load_metrics
+from .modes import ModesError, ToolRouter
+from .projection import take_format
 from .redaction import redact
 from .request import ArgumentError, PreparedRequest, build_request, split_base_url
 from .results import OutputValidator, error_result, upstream_result
-from .upstream import UpstreamClient, UpstreamError, UpstreamResponse, resolve_base_url
+from .upstream import (
+    UpstreamClient,
+    UpstreamError,
+    UpstreamResponse,
+    UpstreamTimeout,
+    resolve_base_url,
+)
+from .upstreams import BaseUrlError, named_base_url
 
 __all__ = ["ConfigurationError", "build_server", "http_app", "main", "state_security"]
 
@@ -71,6 +95,10 @@ def build_server(
     audit: AuditLog | None = None,
     sleep: Callable[[float], Awaitable[None]] = anyio.sleep,
     clock: Callable[[], float] = time.monotonic,
+    metrics: Metrics | None = None,
+    upstream_credentials: UpstreamCredentialsHook | None = None,
+    hooks: Hooks | None = None,
+    settings: bool = True,
 ) -> Server[dict[str, Any]]:
     """A low-level MCP `Server` exposing the catalog's tools.
 
@@ -82,16 +110,31 @@ def build_server(
         audit: where audit records go; by default as `<PREFIX>_AUDIT` says.
         sleep: waits between retries (tests pass a recorder).
         clock: monotonic seconds, for the write rate limit.
+        metrics: call counts and latencies; by default as `<PREFIX>_METRICS_SUMMARY` says.
+        upstream_credentials: the package's `auth.upstream_credentials` hook: per-caller
+            upstream credentials over authenticated HTTP (docs/auth.md).
+        settings: read mcpmint.yaml's `settings:` (in the catalog) after `environ`; the
+            generated tests pass False: they test the tools, not one deployment's settings.
 
     Raises:
         ConfigurationError: `<PREFIX>_STATE_KEY` is too short, or a limit or allowlist
             variable is unusable.
     """
     environ = os.environ if environ is None else environ
+    environ = with_settings(catalog, environ) if settings else environ
     try:
-        runtime = _Runtime(catalog, transport, environ, audit=audit, sleep=sleep, clock=clock)
-    except (LimitsError, AllowlistError) as exc:
+        runtime = _Runtime(
+            catalog, transport, environ, audit=audit, sleep=sleep, clock=clock, metrics=metrics
+        )
+    except (LimitsError, AllowlistError, ConfirmSettingsError, SettingsError, ModesError) as exc:
         raise ConfigurationError(str(exc)) from None
+    runtime.upstream_credentials = upstream_credentials
+    if hooks is not None:  # the package's hooks.py: handler tools, before/after_call
+        try:
+            hooks.check(catalog.tools, [resource.name for resource in catalog.resources])
+        except HookError as exc:
+            raise ConfigurationError(str(exc)) from None
+        runtime.hooks = hooks
     info = catalog.server
     server: Server[dict[str, Any]] = Server(
         info.name,
@@ -102,6 +145,7 @@ def build_server(
         get_tool_input_schema=runtime.input_schema,
         on_list_tools=runtime.list_tools,
         on_call_tool=runtime.call_tool,
+        **content_handlers(catalog, runtime.fetch_resource, lambda: runtime.hooks),
     )
     # 2026-07-28 confirmations travel in `request_state`, which the client echoes: the boundary
     # seals it (AES-GCM) and binds it to the tool, its arguments and the caller.
@@ -109,6 +153,13 @@ def build_server(
         RequestStateBoundary(state_security(catalog, environ), default_audience=info.name)
     )
     return server
+
+
+def with_settings(catalog: Catalog, environ: Mapping[str, str]) -> Mapping[str, str]:
+    """Where every setting is read: the environment first, then mcpmint.yaml's `settings:`."""
+    if not catalog.settings:
+        return environ
+    return ChainMap(dict(environ), dict(catalog.settings))
 
 
 def state_security(catalog: Catalog, environ: Mapping[str, str]) -> RequestStateSecurity:
@@ -180,14 +231,19 @@ def _with_any_port(value: str) -> list[str]:
 
 
 def main(
-    catalog: Catalog, argv: list[str] | None = None, *, environ: Mapping[str, str] | None = None
+    catalog: Catalog,
+    argv: list[str] | None = None,
+    *,
+    environ: Mapping[str, str] | None = None,
+    upstream_credentials: UpstreamCredentialsHook | None = None,
+    hooks: Hooks | None = None,
 ) -> int:
     """Run the server over stdio (the default) or streamable HTTP; returns the exit code.
 
     Over HTTP, inbound auth is read from `<P>_AUTH` and its companions (`auth.load_settings`);
     stdio has no inbound auth (the client started the process).
     """
-    environ = os.environ if environ is None else environ
+    environ = with_settings(catalog, os.environ if environ is None else environ)
     prog = catalog.server.name
     parser = argparse.ArgumentParser(prog=prog, description=f"MCP server {prog}")
     parser.add_argument("--transport", choices=("stdio", "http"), default="stdio")
@@ -227,8 +283,17 @@ def main(
                 "who can reach this port can call every tool with this server's credentials.",
                 file=sys.stderr,
             )
+    info = catalog.server
+    metrics = load_metrics(info.name, info.version, info.env_prefix, environ)
+    metrics.on_signal()  # `kill -USR1 <pid>` writes the summary while the server runs
     try:
-        server = build_server(catalog, environ=environ)
+        server = build_server(
+            catalog,
+            environ=environ,
+            metrics=metrics,
+            upstream_credentials=upstream_credentials,
+            hooks=hooks,
+        )
     except ConfigurationError as exc:
         print(f"{prog}: {exc}", file=sys.stderr)
         return 2
@@ -269,10 +334,15 @@ class _Runtime:
         audit: AuditLog | None,
         sleep: Callable[[float], Awaitable[None]],
         clock: Callable[[], float],
+        metrics: Metrics | None = None,
     ) -> None:
         self._catalog = catalog
         self._environ = environ
         prefix = catalog.server.env_prefix
+        info = catalog.server
+        self.metrics = (
+            load_metrics(info.name, info.version, prefix, environ) if metrics is None else metrics
+        )
         self._limits = load_limits(prefix, environ)
         self._filter = ToolFilter.from_environ(prefix, environ)
         self._values = ValueAllowlist.from_environ(prefix, catalog.tools, environ)
@@ -280,16 +350,28 @@ class _Runtime:
         self._rate = RateLimiter(self._limits.write_rate, clock=clock)
         # Tools the operator's allowlists leave out are not listed and are unknown when called.
         self._tools = {tool.name: tool for tool in catalog.tools if self._filter.allows(tool)}
-        self._listed = [_mcp_tool(tool) for tool in catalog.tools if tool.name in self._tools]
+        # The tool mode decides which of them tools/list shows (runtime/modes.py).
+        self._router = ToolRouter(catalog, self._tools, environ)
+        self._listed = self._router.meta_tools + [
+            _mcp_tool(self._tools[name]) for name in self._router.listed_names
+        ]
         self._arguments = {tool.name: ArgumentValidator(tool) for tool in catalog.tools}
         self._outputs = {
             tool.name: OutputValidator(tool.output_schema) if tool.output_schema else None
             for tool in catalog.tools
         }
         self._credentials = Credentials(catalog, environ)
+        self.upstream_credentials: UpstreamCredentialsHook | None = None  # auth.py's hook
+        self.hooks = Hooks()  # hooks.py's registry, set by build_server
         self._scopes = {tool.name: scope_alternatives(tool) for tool in catalog.tools}
         self._admin_scopes = admin_scopes(catalog.server.env_prefix, environ)
-        self._confirmer = Confirmer(ttl=STATE_TTL_SECONDS)
+        self._list_permitted = lists_permitted_only(prefix, environ)  # <P>_LIST_TOOLS
+        # Confirmation tokens (the opt-in fallback) are keyed by <P>_STATE_KEY when it is set.
+        self._confirmer = Confirmer(
+            ttl=STATE_TTL_SECONDS,
+            fallback=load_fallback(prefix, environ),
+            token_key=environ.get(f"{prefix}_STATE_KEY", "").encode() or None,
+        )
         info = catalog.server
         self._upstream = UpstreamClient(
             catalog.upstream,
@@ -313,27 +395,41 @@ class _Runtime:
             if self._sessions == 0:
                 with anyio.CancelScope(shield=True):
                     await self._upstream.aclose()
+                self.metrics.write_summary()
 
     def input_schema(self, name: str) -> Mapping[str, Any] | None:
         tool = self._tools.get(name)
-        return None if tool is None else tool.input_schema
+        return self._router.input_schema(name) if tool is None else tool.input_schema
 
     async def list_tools(
         self, ctx: ServerRequestContext[dict[str, Any]], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
+        if self._list_permitted:
+            token = get_access_token()
+            listed = permitted_tools(self._listed, self._scopes, token, self._admin_scopes)
+            return types.ListToolsResult(tools=listed)
         return types.ListToolsResult(tools=self._listed)
 
     async def call_tool(
         self, ctx: ServerRequestContext[dict[str, Any]], params: types.CallToolRequestParams
     ) -> types.CallToolResult | types.InputRequiredResult:
         started = time.monotonic()
+        # Dynamic mode: search and describe are answered here; `call_tool` becomes the named
+        # tool's own call, which then takes exactly the path below.
+        routed = self._router.route(params)
+        if isinstance(routed, types.CallToolResult):
+            return routed
+        params = routed
         caller = _caller()
         arguments: object = {} if params.arguments is None else params.arguments
         tool = self._tools.get(params.name)
         if tool is None:
             self._audit_record(caller, params.name, arguments, _Outcome("refused", "unknown tool"))
+            self.metrics.record_unknown(params.name, time.monotonic() - started)
             raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {params.name}")
         outcome = _Outcome()
+        # The token fallback's reserved argument is not part of any schema: taken out here.
+        arguments, outcome.token = self._confirmer.take_token(arguments)
         try:
             result = await self._checked_call(ctx, params, tool, arguments, caller, outcome)
         except Exception as exc:
@@ -344,10 +440,14 @@ class _Runtime:
                 f"Internal error in the MCP server ({type(exc).__name__}); the request may or "
                 "may not have reached the upstream API."
             )
+        seconds = time.monotonic() - started
         if isinstance(result, types.InputRequiredResult):
+            self.metrics.record(tool.name, "input_required", seconds)
             return result  # the question; the retry that answers it is audited
         if outcome.decision != "allowed" or not is_read_only(tool):
             self._audit_record(caller, tool.name, arguments, outcome, started)
+        kind = classify(outcome.decision, outcome.reason, outcome.status)
+        self.metrics.record(tool.name, kind, seconds, reason=outcome.reason, status=outcome.status)
         return result
 
     def _audit_record(
@@ -420,7 +520,10 @@ class _Runtime:
         caller: str,
         outcome: _Outcome,
     ) -> types.CallToolResult | types.InputRequiredResult:
-        problems = self._arguments[tool.name].errors(arguments)
+        # `response_format` (concise results) is the server's, never sent upstream.
+        projection = self._catalog.modes.projections.get(tool.name)
+        arguments, concise, problems = take_format(arguments, projection)
+        problems += self._arguments[tool.name].errors(arguments)
         if problems or not isinstance(arguments, Mapping):
             outcome.refuse("invalid arguments")
             listed = "\n".join(f"- {p}" for p in problems)
@@ -429,9 +532,17 @@ class _Runtime:
         if not_allowed is not None:
             outcome.refuse("argument value not allowed")
             return error_result(not_allowed)
+        hooked = await self.hooks.gate(tool, arguments, caller, self._arguments[tool.name])
+        if isinstance(hooked, types.CallToolResult):
+            outcome.refuse("refused by a before_call hook")
+            return hooked
+        arguments = hooked
+        if tool.request is None:
+            return await self._handler_call(ctx, params, tool, arguments, caller, outcome)
         try:
-            base_url = resolve_base_url(self._catalog, self._environ)
-            plan = self._credentials.select(tool)
+            base_url = self._base_url(tool)
+            own = await caller_credentials(self.upstream_credentials, tool, get_access_token())
+            plan = self._credentials.select(tool, own)
             request = build_request(tool, arguments, base_url)
         except ArgumentError as exc:
             outcome.refuse("invalid arguments")
@@ -454,7 +565,9 @@ class _Runtime:
                 plan=plan,
                 secrets=self._credentials.secrets(),
             )
-            refusal = await self._confirmer.confirm(ctx, params, tool, arguments, message)
+            refusal = await self._confirmer.confirm(
+                ctx, params, tool, arguments, message, caller=caller, token=outcome.token
+            )
             if refusal is None:
                 outcome.decision = "confirmed"
             elif isinstance(refusal, types.CallToolResult):
@@ -477,13 +590,74 @@ class _Runtime:
         try:
             response = await self._upstream.send(request, origin=origin)
         except UpstreamError as exc:
-            outcome.reason = "upstream failed"
+            timed_out = isinstance(exc, UpstreamTimeout)
+            outcome.reason = "upstream timeout" if timed_out else "upstream failed"
             return error_result(redact(str(exc), secrets))
         outcome.status = response.status
         logger.debug("tool %s: HTTP %s", tool.name, response.status)
         if response.status == 401:
             self._credentials.forget_tokens(plan)
-        return upstream_result(tool, response, self._outputs[tool.name], secrets)
+        result = upstream_result(
+            tool,
+            response,
+            self._outputs[tool.name],
+            secrets,
+            concise=projection if concise else None,
+        )
+        return await self.hooks.after(tool.name, arguments, result)
+
+    async def _handler_call(
+        self,
+        ctx: ServerRequestContext[dict[str, Any]],
+        params: types.CallToolRequestParams,
+        tool: Tool,
+        arguments: Mapping[str, Any],
+        caller: str,
+        outcome: _Outcome,
+    ) -> types.CallToolResult | types.InputRequiredResult:
+        """A handler tool (hooks.py): the same rate limit and confirmation, no request."""
+        limited = not is_read_only(tool)
+        if limited and self._rate.wait_time(caller) > 0:
+            outcome.refuse("rate limit")
+            return self._rate_refusal(caller)
+        if tool.needs_confirmation:
+            message = describe_handler_call(tool, arguments)
+            refusal = await self._confirmer.confirm(
+                ctx, params, tool, arguments, message, caller=caller, token=outcome.token
+            )
+            if isinstance(refusal, types.CallToolResult):
+                outcome.decision, outcome.reason = _confirmation_outcome(refusal)
+                return refusal
+            if refusal is not None:
+                return refusal
+            outcome.decision = "confirmed"
+        if limited and self._rate.take(caller) > 0:
+            outcome.refuse("rate limit")
+            return self._rate_refusal(caller)
+        result = await self.hooks.call_handler(tool, arguments, self._outputs[tool.name])
+        return await self.hooks.after(tool.name, arguments, result)
+
+    async def fetch_resource(
+        self, reader: Tool, variables: Mapping[str, str]
+    ) -> UpstreamResponse | str:
+        """A resource's GET (runtime/content.py): the response, or a redacted error text."""
+        try:
+            base_url = self._base_url(reader)
+            plan = self._credentials.select(reader)
+            request = build_request(reader, variables, base_url)
+            request = await self._credentials.apply(plan, request, base_url, self._send)
+            return await self._upstream.send(request, origin=split_base_url(base_url)[0])
+        except (ArgumentError, UpstreamError, CredentialError) as exc:
+            return redact(str(exc), self._credentials.secrets())
+
+    def _base_url(self, tool: Tool) -> str:
+        """The tool's source's upstream: the first source's, or a named one (upstreams.py)."""
+        if not tool.upstream:
+            return resolve_base_url(self._catalog, self._environ)
+        try:
+            return named_base_url(self._catalog.upstreams[tool.upstream], self._environ)
+        except BaseUrlError as exc:
+            raise UpstreamError(str(exc)) from None
 
     async def _send(self, request: PreparedRequest, origin: str) -> UpstreamResponse:
         return await self._upstream.send(request, origin=origin)
@@ -503,6 +677,7 @@ class _Outcome:
     decision: str = "allowed"
     reason: str = ""
     status: int | None = None
+    token: str | None = None  # `_confirmation_token`, with the token fallback only
 
     def refuse(self, reason: str) -> None:
         self.decision, self.reason = "refused", reason
@@ -519,6 +694,10 @@ def _caller() -> str:
 
 def _confirmation_outcome(refusal: types.CallToolResult) -> tuple[str, str]:
     text = " ".join(c.text for c in refusal.content if isinstance(c, types.TextContent))
+    if text.startswith(TOKEN_ISSUED):
+        return "pending", "confirmation token issued"
+    if TOKEN_REFUSED in text:
+        return "refused", "bad confirmation token"
     for words, reason in (
         ("declined by the user", "declined by the user"),
         ("cancelled by the user", "cancelled by the user"),

@@ -1,0 +1,426 @@
+"""Tool modes (dynamic, groups), the search index and concise results, in the runtime.
+
+Every call goes through the SDK's in-memory client against a recording upstream; a call made
+through `pets_call_tool` is compared with the same call made directly.
+"""
+
+from __future__ import annotations
+
+import copy
+import io
+import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import httpx2
+import mcp_types as types
+import pytest
+from mcp import Client
+from mcp.shared.exceptions import MCPError
+from runtime_support import ENV, Answer, Recorder, catalog_data
+
+from mcpmint.runtime.audit import AuditLog
+from mcpmint.runtime.catalog import Catalog, CatalogError, load_catalog
+from mcpmint.runtime.modes import meta_tool_definitions
+from mcpmint.runtime.projection import Projection, project, take_format
+from mcpmint.runtime.search import Document, SearchIndex, terms
+from mcpmint.runtime.server import ConfigurationError, build_server
+
+pytestmark = pytest.mark.anyio
+
+META = ["pets_search_tools", "pets_describe_tool", "pets_call_tool"]
+# The test catalog's output schema requires id and name: a projection must keep them.
+CONCISE = {"fields": ["id", "name"], "maxItems": 2, "default": "detailed"}
+
+
+def modes_catalog(**modes: Any) -> Catalog:
+    data = catalog_data()
+    data["toolModes"] = modes
+    return load_catalog(data)
+
+
+DYNAMIC = {"mode": "dynamic", "core": ["pets_list_pets"], "tags": {"pets_stats": ["admin"]}}
+
+
+@asynccontextmanager
+async def connect(
+    catalog: Catalog,
+    upstream: Recorder,
+    mode: str = "auto",
+    env: dict[str, str] | None = None,
+    answer: Answer | None = None,
+    audit: io.StringIO | None = None,
+) -> AsyncIterator[Client]:
+    server = build_server(
+        catalog,
+        transport=upstream.transport,
+        environ=ENV if env is None else env,
+        audit=AuditLog(stream=audit or io.StringIO()),
+    )
+    async with Client(server, mode=mode, elicitation_callback=answer) as client:
+        yield client
+
+
+def text(result: types.CallToolResult) -> str:
+    return " ".join(c.text for c in result.content if isinstance(c, types.TextContent))
+
+
+async def listed(client: Client) -> list[str]:
+    return [tool.name for tool in (await client.list_tools()).tools]
+
+
+# ---------------------------------------------------------------------- dynamic mode
+async def test_dynamic_mode_lists_its_three_tools_and_the_core_ones(
+    upstream: Recorder, mode: str
+) -> None:
+    async with connect(modes_catalog(**DYNAMIC), upstream, mode) as client:
+        tools = (await client.list_tools()).tools
+    assert [tool.name for tool in tools] == [*META, "pets_list_pets"]
+    dumped = [t.model_dump(by_alias=True, exclude_none=True, mode="json") for t in tools[:3]]
+    assert dumped == meta_tool_definitions("pets", "Pets")
+
+
+async def test_search_tools_finds_a_tool_by_plain_words_and_never_a_hidden_one(
+    upstream: Recorder,
+) -> None:
+    env = {**ENV, "PETS_TOOLS_DENY": "pets_delete_pet"}
+    async with connect(modes_catalog(**DYNAMIC), upstream, env=env) as client:
+        found = await client.call_tool("pets_search_tools", {"query": "create a new pet"})
+        deleted = await client.call_tool("pets_search_tools", {"query": "delete pet", "limit": 25})
+        admin = await client.call_tool("pets_search_tools", {"query": "admin statistics"})
+    assert found.structured_content is not None
+    assert found.structured_content["tools"][0]["name"] == "pets_create_pet"
+    assert json.loads(text(found)) == found.structured_content
+    assert deleted.structured_content is not None
+    names = [t["name"] for t in deleted.structured_content["tools"]]
+    assert "pets_delete_pet" not in names
+    assert admin.structured_content is not None
+    assert admin.structured_content["tools"][0]["name"] == "pets_stats"  # by its tag
+    assert upstream.requests == []
+
+
+async def test_describe_tool_gives_the_schemas_and_refuses_a_hidden_tool(
+    upstream: Recorder,
+) -> None:
+    env = {**ENV, "PETS_TOOLS_DENY": "pets_delete_pet"}
+    async with connect(modes_catalog(**DYNAMIC), upstream, env=env) as client:
+        described = await client.call_tool("pets_describe_tool", {"name": "pets_create_pet"})
+        hidden = await client.call_tool("pets_describe_tool", {"name": "pets_delete_pet"})
+    catalog = modes_catalog(**DYNAMIC)
+    create = catalog.tool("pets_create_pet")
+    assert create is not None
+    assert described.structured_content is not None
+    assert described.structured_content["inputSchema"] == create.input_schema
+    assert described.structured_content["outputSchema"] == create.output_schema
+    assert described.structured_content["asksForConfirmation"] is True
+    assert hidden.is_error and "Unknown tool: pets_delete_pet" in text(hidden)
+
+
+async def test_call_tool_sends_exactly_what_a_direct_call_sends(
+    upstream: Recorder, mode: str
+) -> None:
+    arguments = {"petId": "7", "limit": 3, "q": "a b", "x_request_id": "r1"}
+    async with connect(modes_catalog(**DYNAMIC), upstream, mode) as client:
+        direct = await client.call_tool("pets_get_pet", arguments)
+        routed = await client.call_tool(
+            "pets_call_tool", {"name": "pets_get_pet", "arguments": arguments}
+        )
+    first, second = upstream.requests
+    assert (first.method, str(first.url), first.headers.get("X-Request-Id")) == (
+        second.method,
+        str(second.url),
+        second.headers.get("X-Request-Id"),
+    )
+    assert routed.structured_content == direct.structured_content == {"id": 1, "name": "Rex"}
+
+
+@pytest.mark.parametrize(
+    ("name", "arguments", "env"),
+    [
+        ("pets_get_pet", {"petId": "7", "limit": "three"}, {}),  # invalid argument
+        ("pets_get_pet", {"petId": "7", "surprise": 1}, {}),  # unknown argument
+        ("pets_get_pet", {"petId": "8"}, {"PETS_ALLOW_PETS_GET_PET_PETID": "7"}),  # value
+    ],
+)
+async def test_call_tool_refuses_a_bad_call_exactly_as_a_listed_tool_does(
+    upstream: Recorder, mode: str, name: str, arguments: dict[str, Any], env: dict[str, str]
+) -> None:
+    audit = io.StringIO()
+    async with connect(
+        modes_catalog(**DYNAMIC), upstream, mode, env={**ENV, **env}, audit=audit
+    ) as client:
+        direct = await client.call_tool(name, arguments)
+        routed = await client.call_tool("pets_call_tool", {"name": name, "arguments": arguments})
+    assert direct.is_error and routed.is_error
+    assert text(routed) == text(direct)
+    assert "Nothing was sent" in text(routed) or "nothing was sent" in text(routed)
+    assert upstream.requests == []
+    records = [json.loads(line) for line in audit.getvalue().splitlines()]
+    assert [(r["tool"], r["decision"]) for r in records] == [(name, "refused")] * 2
+
+
+async def test_call_tool_of_a_hidden_tool_is_an_unknown_tool_as_a_direct_call_is(
+    upstream: Recorder, mode: str
+) -> None:
+    env = {**ENV, "PETS_TOOLS_DENY": "pets_delete_pet"}
+    audit = io.StringIO()
+    async with connect(modes_catalog(**DYNAMIC), upstream, mode, env=env, audit=audit) as client:
+        with pytest.raises(MCPError) as direct:
+            await client.call_tool("pets_delete_pet", {"petId": "1"})
+        with pytest.raises(MCPError) as routed:
+            await client.call_tool(
+                "pets_call_tool", {"name": "pets_delete_pet", "arguments": {"petId": "1"}}
+            )
+    assert routed.value.error.code == direct.value.error.code == types.INVALID_PARAMS
+    assert routed.value.error.message == direct.value.error.message
+    assert upstream.requests == []
+    reasons = [json.loads(line)["reason"] for line in audit.getvalue().splitlines()]
+    assert reasons == ["unknown tool", "unknown tool"]
+
+
+async def test_call_tool_of_a_write_asks_the_user_and_sends_only_after_yes(
+    upstream: Recorder, mode: str
+) -> None:
+    answer = Answer()
+    call = {"name": "pets_delete_pet", "arguments": {"petId": "5"}}
+    async with connect(modes_catalog(**DYNAMIC), upstream, mode, answer=answer) as client:
+        result = await client.call_tool("pets_call_tool", call)
+    assert not result.is_error, text(result)
+    [message] = answer.messages
+    assert message.startswith("Confirm pets_delete_pet")
+    assert "DELETE https://api.example.com/v1/pets/5" in message
+    assert [(r.method, r.url.path) for r in upstream.requests] == [("DELETE", "/v1/pets/5")]
+
+
+async def test_call_tool_of_a_write_is_refused_when_the_user_says_no(
+    upstream: Recorder, mode: str
+) -> None:
+    answer = Answer(action="decline")
+    call = {"name": "pets_create_pet", "arguments": {"name": "Rex"}}
+    async with connect(modes_catalog(**DYNAMIC), upstream, mode, answer=answer) as client:
+        result = await client.call_tool("pets_call_tool", call)
+    assert result.is_error and "declined by the user" in text(result)
+    assert upstream.requests == []
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        {},
+        {"name": 5},
+        {"name": "pets_get_pet", "arguments": [1]},
+        {"name": "pets_call_tool", "arguments": {}},
+        {"name": "pets_get_pet", "arguments": {}, "extra": True},
+    ],
+)
+async def test_call_tool_with_malformed_arguments_is_an_error_result(
+    upstream: Recorder, arguments: dict[str, Any]
+) -> None:
+    async with connect(modes_catalog(**DYNAMIC), upstream) as client:
+        result = await client.call_tool("pets_call_tool", arguments)
+    assert result.is_error
+    assert upstream.requests == []
+
+
+@pytest.mark.parametrize(
+    ("name", "arguments"),
+    [
+        ("pets_search_tools", {}),
+        ("pets_search_tools", {"query": ""}),
+        ("pets_search_tools", {"query": "pets", "limit": "all"}),
+        ("pets_search_tools", {"query": "pets", "verbose": True}),
+        ("pets_describe_tool", {"name": 3}),
+        ("pets_describe_tool", {"name": "pets_get_pet", "full": True}),
+    ],
+)
+async def test_search_and_describe_refuse_malformed_arguments(
+    upstream: Recorder, name: str, arguments: dict[str, Any]
+) -> None:
+    async with connect(modes_catalog(**DYNAMIC), upstream) as client:
+        result = await client.call_tool(name, arguments)
+    assert result.is_error and result.structured_content is None
+
+
+async def test_an_unlisted_tool_can_still_be_called_by_name_in_dynamic_mode(
+    upstream: Recorder,
+) -> None:
+    async with connect(modes_catalog(**DYNAMIC), upstream) as client:
+        result = await client.call_tool("pets_get_pet", {"petId": "1"})
+    assert not result.is_error
+    assert len(upstream.requests) == 1
+
+
+# ---------------------------------------------------------------------- groups mode
+GROUPS = {
+    "mode": "groups",
+    "core": ["pets_list_pets"],
+    "groups": {"read": ["pets_get_pet", "pets_stats"], "write": ["pets_create_pet"]},
+    "listedGroups": ["read"],
+}
+
+
+async def test_groups_mode_lists_the_listed_groups_and_the_core_tools(
+    upstream: Recorder,
+) -> None:
+    async with connect(modes_catalog(**GROUPS), upstream) as client:
+        names = await listed(client)
+    assert names == ["pets_get_pet", "pets_list_pets", "pets_stats"]
+
+
+async def test_the_groups_variable_overrides_the_configured_choice(upstream: Recorder) -> None:
+    env = {**ENV, "PETS_TOOL_GROUPS": "write"}
+    async with connect(modes_catalog(**GROUPS), upstream, env=env) as client:
+        names = await listed(client)
+    assert names == ["pets_create_pet", "pets_list_pets"]
+
+
+async def test_the_allowlist_still_hides_tools_of_a_listed_group(upstream: Recorder) -> None:
+    env = {**ENV, "PETS_TOOLS_DENY": "pets_stats"}
+    async with connect(modes_catalog(**GROUPS), upstream, env=env) as client:
+        names = await listed(client)
+    assert names == ["pets_get_pet", "pets_list_pets"]
+
+
+def test_an_unknown_group_in_the_variable_is_a_configuration_error() -> None:
+    env = {**ENV, "PETS_TOOL_GROUPS": "read,nope"}
+    with pytest.raises(ConfigurationError, match="PETS_TOOL_GROUPS names an unknown group 'nope'"):
+        build_server(modes_catalog(**GROUPS), environ=env)
+
+
+@pytest.mark.parametrize(
+    ("modes", "pointer"),
+    [
+        ({"mode": "sometimes"}, "/toolModes/mode"),
+        ({"core": ["pets_nope"]}, "/toolModes/core"),
+        ({"groups": {"g": ["pets_nope"]}}, "/toolModes/groups/g"),
+        ({"groups": {}, "listedGroups": ["g"]}, "/toolModes/listedGroups"),
+        ({"responseFormat": {"pets_nope": CONCISE}}, "/toolModes/responseFormat/pets_nope"),
+        ({"responseFormat": {"pets_get_pet": {"maxItems": 0}}}, "/toolModes/responseFormat/"),
+    ],
+)
+def test_a_malformed_tool_modes_section_is_a_catalog_error_at_its_pointer(
+    modes: dict[str, Any], pointer: str
+) -> None:
+    data = catalog_data()
+    data["toolModes"] = modes
+    with pytest.raises(CatalogError) as info:
+        load_catalog(data)
+    assert info.value.pointer.startswith(pointer)
+
+
+# ---------------------------------------------------------------------- concise results
+def concise_catalog(**projection: Any) -> Catalog:
+    data = catalog_data()
+    for tool in data["tools"]:
+        if tool["name"] == "pets_list_pets":
+            tool["inputSchema"]["properties"]["response_format"] = {
+                "type": "string",
+                "enum": ["concise", "detailed"],
+            }
+    data["toolModes"] = {"responseFormat": {"pets_list_pets": {**CONCISE, **projection}}}
+    return load_catalog(data)
+
+
+PETS = [{"id": n, "name": f"pet{n}"} for n in range(5)]
+
+
+async def test_a_concise_result_keeps_the_fields_caps_arrays_and_says_what_was_left_out(
+    upstream: Recorder, mode: str
+) -> None:
+    upstream.respond = lambda request: httpx2.Response(200, json=PETS)
+    catalog = concise_catalog(fields=["id", "name"])
+    async with connect(catalog, upstream, mode) as client:
+        result = await client.call_tool(
+            "pets_list_pets", {"limit": 5, "response_format": "concise"}
+        )
+    assert not result.is_error, text(result)
+    assert result.structured_content == {"result": PETS[:2]}
+    body, note = text(result).split("\n\n", 1)
+    assert json.loads(body) == result.structured_content
+    assert "arrays are cut to 2 items (3 items left out)" in note
+    assert 'response_format: "detailed"' in note
+    # The argument is the server's: it never reaches the upstream API.
+    assert upstream.target == "/v1/pets?limit=5&api_key=q%26key%3Ds3cr3t"
+
+
+async def test_a_detailed_result_is_the_whole_response(upstream: Recorder) -> None:
+    upstream.respond = lambda request: httpx2.Response(200, json=PETS)
+    async with connect(concise_catalog(), upstream) as client:
+        detailed = await client.call_tool("pets_list_pets", {"response_format": "detailed"})
+        default = await client.call_tool("pets_list_pets", {})
+    assert detailed.structured_content == default.structured_content == {"result": PETS}
+    assert "response_format" not in upstream.requests[0].url.query.decode()
+
+
+async def test_the_configured_default_format_applies_when_the_model_does_not_choose(
+    upstream: Recorder,
+) -> None:
+    upstream.respond = lambda request: httpx2.Response(200, json=PETS)
+    async with connect(concise_catalog(default="concise"), upstream) as client:
+        result = await client.call_tool("pets_list_pets", {})
+    assert result.structured_content == {"result": PETS[:2]}
+
+
+async def test_a_tool_without_a_projection_refuses_the_argument(upstream: Recorder) -> None:
+    async with connect(concise_catalog(), upstream) as client:
+        result = await client.call_tool("pets_get_pet", {"petId": "1", "response_format": "x"})
+    assert result.is_error and "response_format" in text(result)
+    assert upstream.requests == []
+
+
+def test_projection_keeps_nested_fields_and_counts_what_it_drops() -> None:
+    value = {
+        "total": 3,
+        "items": [
+            {"id": 1, "user": {"login": "a", "email": "a@x"}, "body": "long"},
+            {"id": 2, "user": {"login": "b", "email": "b@x"}, "body": "long"},
+            {"id": 3, "user": {"login": "c"}, "body": "long"},
+        ],
+    }
+    projection = Projection(fields=("total", "items.id", "items.user.login"), max_items=2)
+    concise, note = project(value, projection)
+    assert concise == {
+        "total": 3,
+        "items": [{"id": 1, "user": {"login": "a"}}, {"id": 2, "user": {"login": "b"}}],
+    }
+    assert "1 items left out" in note and "4 left out" in note
+    assert project({"total": 1}, projection) == ({"total": 1}, "")
+
+
+def test_take_format_strips_the_argument_only_for_a_tool_with_a_projection() -> None:
+    projection = Projection(fields=(), max_items=3)
+    arguments = {"a": 1, "response_format": "concise"}
+    assert take_format(arguments, projection) == ({"a": 1}, True, [])
+    assert take_format(arguments, None) == (arguments, False, [])
+    assert take_format({"a": 1}, Projection((), 3, "concise")) == ({"a": 1}, True, [])
+    assert take_format({"response_format": "brief"}, projection)[2] == [
+        "response_format: 'brief' is not one of concise, detailed"
+    ]
+
+
+# ---------------------------------------------------------------------- the index
+def test_terms_are_stemmed_lower_case_words_without_stop_words() -> None:
+    assert terms("List the Issues of a repo") == ["list", "issue", "repository"]
+    assert terms("createdAt pullRequests") == ["creat", "pull", "request"]
+
+
+def test_the_index_ranks_title_words_above_description_words() -> None:
+    index = SearchIndex(
+        [
+            Document("x_delete_pet", "Delete a pet", "Removes a pet for good."),
+            Document("x_list_pets", "List pets", "Lists pets; use it before you delete one."),
+            Document("x_get_store", "Get the store", "Store details."),
+        ]
+    )
+    assert index.search("delete a pet")[:2] == ["x_delete_pet", "x_list_pets"]
+    assert index.search("store", allowed=["x_list_pets"]) == []
+    assert index.search("zebra") == []
+    assert len(index) == 3
+
+
+def test_catalog_without_tool_modes_lists_everything(catalog: Catalog) -> None:
+    assert catalog.modes.mode == "all"
+    data = copy.deepcopy(catalog_data())
+    data["toolModes"] = {"mode": "all"}
+    assert load_catalog(data).modes.core == ()

@@ -1,0 +1,91 @@
+"""`output: {formatter: black}` (issue 6): generated code laid out by black, for teams whose
+house style it is. It must be black-clean, still pass `ruff check` and `mypy --strict`, and the
+package's own tests must pass."""
+
+from __future__ import annotations
+
+import ast
+import shutil
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from mcpmint.diagnostics import DiagnosticSink
+from mcpmint.format import BLACK_OPTIONS
+from mcpmint.pipeline import build, render_server
+
+from .support import BAR_COMMANDS, BAR_IDS, REPO, clean_env, run
+
+CONFIG = """\
+sources:
+  - spec: petstore-plus.yaml
+output:
+  formatter: black
+"""
+
+
+@pytest.fixture(scope="module")
+def black_package(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    folder = tmp_path_factory.mktemp("black")
+    shutil.copy(REPO / "specs" / "petstore-plus.yaml", folder / "petstore-plus.yaml")
+    (folder / "mcpmint.yaml").write_text(CONFIG, encoding="utf-8")
+    done = run(
+        [sys.executable, "-m", "mcpmint", "generate", "mcpmint.yaml"], cwd=folder, env=clean_env()
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    yield folder
+
+
+def test_black_output_is_black_clean(black_package: Path) -> None:
+    (black_package / "empty-black.toml").write_text("", encoding="utf-8")
+    done = run(
+        [
+            sys.executable,
+            "-m",
+            "black",
+            "--check",
+            "--config",
+            "empty-black.toml",
+            *BLACK_OPTIONS,
+            "src",
+            "tests",
+        ],
+        cwd=black_package,
+        env=clean_env(),
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "would be left unchanged" in done.stderr
+
+
+def test_the_option_changes_the_layout_and_only_the_layout() -> None:
+    sink = DiagnosticSink()
+    server = build(REPO / "specs" / "petstore-plus.yaml", sink)
+    by_ruff = render_server(server, "petstore-plus.yaml", sink, formatter="ruff").generated
+    by_black = render_server(server, "petstore-plus.yaml", sink, formatter="black").generated
+
+    changed = sorted(p for p in by_ruff if by_ruff[p] != by_black[p])
+    assert changed, "black and ruff laid out every file the same: was black run at all?"
+    assert all(p.endswith(".py") for p in changed), changed
+    for path in changed:
+        assert ast.dump(ast.parse(by_ruff[path])) == ast.dump(ast.parse(by_black[path])), path
+
+
+@pytest.mark.parametrize(
+    "command",
+    [c for c in BAR_COMMANDS if "format" not in c],
+    ids=[i for i in BAR_IDS if i != "ruff-format"],
+)
+def test_black_output_still_meets_the_bar(black_package: Path, command: list[str]) -> None:
+    done = run([sys.executable, *command], cwd=black_package, env=clean_env())
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+
+
+def test_the_black_formatted_package_passes_its_own_tests(black_package: Path) -> None:
+    done = run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"],
+        cwd=black_package,
+        env=clean_env(PYTHONPATH=str(black_package / "src")),
+    )
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]

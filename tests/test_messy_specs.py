@@ -1,0 +1,218 @@
+"""Messy specs (issue 7): unresolvable `$ref`s degrade one schema; `--allow-partial`.
+
+A `$ref` that cannot be resolved (remote, never fetched; a missing file; a pointer to nothing)
+is a located warning and that one schema becomes permissive. An operation that cannot become
+a tool (its parameter, request body or path item is such a `$ref`, or its body media type is
+not supported) is an error naming it, unless `--allow-partial` (or `output.allow_partial` in
+mcpmint.yaml) turns it into a warning and leaves the operation out.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import sys
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import pytest
+from mcp import Client
+
+from mcpmint.diagnostics import Aborted, DiagnosticSink
+from mcpmint.pipeline import build
+from mcpmint.render import catalog
+from mcpmint.runtime.catalog import load_catalog
+from mcpmint.runtime.server import build_server
+
+from .support import REPO, clean_env, run
+
+pytestmark = pytest.mark.anyio
+
+REMOTE = "https://example.com/x.yaml#/Foo"
+SPEC = f"""\
+openapi: 3.0.3
+info: {{title: Messy, version: "1"}}
+servers: [{{url: "https://api.example.com"}}]
+paths:
+  /things:
+    get:
+      operationId: listThings
+      parameters:
+        - name: filter
+          in: query
+          schema: {{$ref: '{REMOTE}'}}
+      responses:
+        "200":
+          description: ok
+          content:
+            application/json:
+              schema: {{$ref: '#/components/schemas/Nope'}}
+    post:
+      operationId: addThing
+      parameters:
+        - $ref: 'https://example.com/x.yaml#/P'
+      responses: {{"200": {{description: ok}}}}
+  /files:
+    put:
+      operationId: putFile
+      requestBody:
+        content:
+          application/vnd.custom+xml:
+            schema: {{type: object, properties: {{a: {{type: string}}}}}}
+      responses: {{"200": {{description: ok}}}}
+"""
+
+
+def mcpmint(*args: str, cwd: Path = REPO) -> tuple[int, str, str]:
+    done = run([sys.executable, "-m", "mcpmint", *args], cwd=cwd, env=clean_env())
+    return done.returncode, done.stdout, done.stderr
+
+
+@pytest.fixture
+def no_network(monkeypatch: pytest.MonkeyPatch) -> list[tuple[Any, ...]]:
+    attempts: list[tuple[Any, ...]] = []
+
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        attempts.append(args)
+        raise AssertionError(f"network access attempted: {args!r}")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)
+    monkeypatch.setattr(socket, "getaddrinfo", refuse)
+    return attempts
+
+
+@pytest.fixture
+def spec(tmp_path: Path) -> Path:
+    path = tmp_path / "messy.yaml"
+    path.write_text(SPEC, encoding="utf-8")
+    return path
+
+
+def test_an_operation_that_cannot_become_a_tool_is_an_error_naming_it(
+    spec: Path, no_network: list[tuple[Any, ...]]
+) -> None:
+    sink = DiagnosticSink()
+    with pytest.raises(Aborted):
+        build(spec, sink)
+
+    errors = [(d.location, d.message) for d in sink.errors]
+    assert errors == [
+        (
+            f"{spec}:21:11",
+            "operation POST /things cannot become a tool: its parameter network $ref not "
+            "fetched: 'https://example.com/x.yaml#/P'",
+        ),
+        (
+            f"{spec}:27:9",
+            "operation PUT /files cannot become a tool: request body media types "
+            "application/vnd.custom+xml are not supported",
+        ),
+    ]
+    assert all("--allow-partial" in d.hint for d in sink.errors)
+    assert no_network == []
+
+
+def test_allow_partial_leaves_those_operations_out_with_warnings(
+    spec: Path, no_network: list[tuple[Any, ...]]
+) -> None:
+    sink = DiagnosticSink()
+    server = build(spec, sink, allow_partial=True)
+
+    assert [tool.name for tool in server.tools] == ["messy_list_things"]
+    assert sink.errors == []
+    left_out = [d.location for d in sink.warnings if "left out (--allow-partial)" in d.message]
+    assert left_out == [f"{spec}:18:5", f"{spec}:24:5"]
+    assert [s.split(":")[0] for s in server.skipped] == ["POST /things", "PUT /files"]
+    assert [d.message for d in sink.warnings if d.location == f"{spec}:21:11"] == [
+        "network $ref not fetched: 'https://example.com/x.yaml#/P'; the parameter it names is "
+        "unknown",
+        "operation POST /things cannot become a tool: its parameter network $ref not fetched: "
+        "'https://example.com/x.yaml#/P'",
+    ]
+    # The parameter's placeholder has a name and `in`: the validator still checks the rest.
+    assert not [d for d in sink.warnings if "validation skipped" in d.message]
+    assert no_network == []
+
+
+def test_an_unresolvable_schema_ref_degrades_only_that_schema(spec: Path) -> None:
+    sink = DiagnosticSink()
+    server = build(spec, sink, allow_partial=True)
+
+    tool = server.tools[0]
+    note = f"Not described: the spec's $ref {REMOTE!r} could not be resolved."
+    # The argument's value is unknown, so any JSON value is accepted; its name is still
+    # checked (the argument object stays closed) and the upstream judges the value.
+    assert tool.input_schema["properties"]["filter"] == {"description": note}
+    assert tool.input_schema["additionalProperties"] is False
+    assert tool.output_schema is not None
+    result = tool.output_schema["properties"]["result"]
+    assert "'#/components/schemas/Nope' could not be resolved" in result["description"]
+    located = {d.location: d.message for d in sink.warnings}
+    assert located[f"{spec}:11:20"].startswith(f"network $ref not fetched: {REMOTE!r}")
+    assert located[f"{spec}:17:24"].startswith("broken $ref '#/components/schemas/Nope'")
+
+
+async def test_the_degraded_argument_reaches_the_upstream_and_strictness_stays(
+    spec: Path,
+) -> None:
+    server = build(spec, DiagnosticSink(), allow_partial=True)
+    requests: list[httpx2.Request] = []
+
+    def answer(request: httpx2.Request) -> httpx2.Response:
+        requests.append(request)
+        return httpx2.Response(200, json={"anything": [1, 2]})
+
+    mcp_server = build_server(
+        load_catalog(catalog(server)), environ={}, transport=httpx2.MockTransport(answer)
+    )
+    async with Client(mcp_server) as client:
+        listed = (await client.list_tools()).tools
+        ok = await client.call_tool("messy_list_things", {"filter": "red"})
+        unknown = await client.call_tool("messy_list_things", {"colour": "red"})
+
+    assert [tool.name for tool in listed] == ["messy_list_things"]
+    assert not ok.is_error, ok
+    assert ok.structured_content == {"result": {"anything": [1, 2]}}
+    assert unknown.is_error
+    assert [str(r.url) for r in requests] == ["https://api.example.com/things?filter=red"]
+
+
+def test_cli_generate_stops_with_exit_2_and_writes_nothing_without_allow_partial(
+    spec: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    code, stdout, stderr = mcpmint("generate", str(spec), "-o", str(out))
+    assert code == 2, stdout + stderr
+    assert f"{spec}:21:11: error: operation POST /things cannot become a tool" in stderr
+    assert "hint: fix the spec there, or pass --allow-partial" in stderr
+    assert "Traceback" not in stdout + stderr
+    assert not out.exists()
+
+
+def test_cli_allow_partial_on_validate_tools_and_generate(spec: Path, tmp_path: Path) -> None:
+    code, stdout, stderr = mcpmint("validate", str(spec), "--allow-partial")
+    assert code == 0, stderr
+    assert "ok, 1 tools" in stdout
+    assert f"{spec}:24:5: warning: operation PUT /files cannot become a tool" in stderr
+
+    code, stdout, _ = mcpmint("tools", str(spec), "--allow-partial", "--json")
+    assert code == 0
+    assert [row["name"] for row in json.loads(stdout)["tools"]] == ["messy_list_things"]
+
+    out = tmp_path / "out"
+    code, stdout, stderr = mcpmint("generate", str(spec), "-o", str(out), "--allow-partial")
+    assert code == 0, stderr
+    reference = (out / "REFERENCE.md").read_text(encoding="utf-8")
+    assert "POST /things" in reference and "PUT /files" in reference
+
+
+def test_output_allow_partial_in_the_project_config(spec: Path) -> None:
+    config = spec.parent / "mcpmint.yaml"
+    config.write_text(
+        "sources:\n  - spec: messy.yaml\noutput:\n  allow_partial: true\n", encoding="utf-8"
+    )
+    code, stdout, stderr = mcpmint("validate", str(config))
+    assert code == 0, stderr
+    assert "ok, 1 tools" in stdout
