@@ -2,7 +2,7 @@
 folder holding a generated project whose .pre-commit-config.yaml uses this repository's
 hooks. pre-commit needs the hooks at a git revision, so the files mcpmint is built from
 (pyproject.toml, README.md, copier.yml, .pre-commit-hooks.yaml, generator/, templates/,
-specs/mcpmint.schema.json), working-tree state included, are committed to a second temporary
+specs/*.schema.json), working-tree state included, are committed to a second temporary
 repository; pre-commit installs mcpmint from it into its own environment (slow: a pip install
 with mcpmint's dependencies), exactly as a user's project gets it."""
 
@@ -51,7 +51,8 @@ def hooks_repo(folder: Path) -> tuple[Path, str]:
     for name in HOOK_TREES:
         shutil.copytree(REPO / name, folder / name, ignore=ignore)
     (folder / "specs").mkdir()
-    shutil.copy2(REPO / "specs" / "mcpmint.schema.json", folder / "specs")
+    for schema in (REPO / "specs").glob("*.schema.json"):  # the wheel force-includes them
+        shutil.copy2(schema, folder / "specs")
     git(folder, "init", "-q", "-b", "main")
     git(folder, "add", "-A")
     git(folder, "commit", "-q", "-m", "mcpmint")
