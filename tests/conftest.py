@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from .test_corpus import CorpusRuns
 
 REPO = Path(__file__).resolve().parents[1]
 SPECS = REPO / "specs"
@@ -22,3 +26,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
+
+
+@pytest.fixture(scope="session")
+def corpus_runs(tmp_path_factory: pytest.TempPathFactory) -> CorpusRuns:
+    """Corpus specs generated once per session (tests/test_corpus.py)."""
+    from .test_corpus import CorpusRuns
+
+    return CorpusRuns(tmp_path_factory.mktemp("corpus"))

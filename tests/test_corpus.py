@@ -21,6 +21,7 @@ import signal
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -137,12 +138,39 @@ def _generate(
     return done, seconds, peak
 
 
+@dataclass(frozen=True)
+class CorpusRun:
+    out: Path  # the output folder (absent when generation failed)
+    done: subprocess.CompletedProcess[str]
+    seconds: float
+    peak_kib: int
+
+
+class CorpusRuns:
+    """Each corpus spec generated at most once per test session (Stripe takes minutes):
+    tests/test_corpus_stripe.py serves the package this test generated."""
+
+    def __init__(self, folder: Path) -> None:
+        self._folder = folder
+        self._runs: dict[str, CorpusRun] = {}
+
+    def get(self, name: str) -> CorpusRun:
+        if name not in self._runs:
+            row = next(r for r in _rows() if r["name"] == name)
+            (self._folder / name).mkdir()
+            out = self._folder / name / name
+            self._runs[name] = CorpusRun(out, *_generate(row, out))
+        return self._runs[name]
+
+
 @pytest.mark.skipif(not INDEX.exists(), reason="the shared corpus is not checked out")
 @pytest.mark.parametrize("row", _params())
-def test_corpus_spec_generates_a_working_server(row: dict[str, str], tmp_path: Path) -> None:
+def test_corpus_spec_generates_a_working_server(
+    row: dict[str, str], corpus_runs: CorpusRuns
+) -> None:
     name = row["name"]
-    out = tmp_path / name
-    done, seconds, peak = _generate(row, out)
+    run = corpus_runs.get(name)
+    out, done, seconds, peak = run.out, run.done, run.seconds, run.peak_kib
     output = done.stdout + done.stderr
     assert "Traceback" not in output, output[-4000:]
     assert done.returncode in (0, 2), f"exit {done.returncode}\n{output[-4000:]}"

@@ -7,10 +7,9 @@ called, each confirmed through elicitation, and the bodies must be exactly the e
 Stripe documents (https://docs.stripe.com/api, "form-encoded request bodies"):
 `metadata[key]=value`, `items[0][price]=...`, `expand[]=...`, written out below.
 
-The server is what a generated package runs: its catalog (tools.json, from `render.catalog`)
-served by the runtime that is copied verbatim into every package. Building Stripe's IR takes
-about a minute and 700 MB on two cores, so it is built once per module; rendering, typed models
-and formatting (another minute) are covered for Stripe by tests/test_corpus.py.
+The server is what a generated package runs: the tools.json of the package that
+tests/test_corpus.py generates from stripe.yaml (once per session: it takes minutes), served by
+the runtime that is copied verbatim into every package.
 """
 
 from __future__ import annotations
@@ -27,13 +26,11 @@ import pytest
 from mcp import Client
 from mcp.client import ClientRequestContext
 
-from mcpmint.diagnostics import DiagnosticSink
-from mcpmint.pipeline import build
-from mcpmint.render import catalog
 from mcpmint.runtime.catalog import Catalog, load_catalog
 from mcpmint.runtime.server import build_server
 
 from .conftest import CORPUS
+from .test_corpus import CorpusRuns
 
 pytestmark = [
     pytest.mark.slow,
@@ -73,13 +70,13 @@ class Recorder(BaseHTTPRequestHandler):
 
 
 @pytest.fixture(scope="module")
-def stripe_catalog() -> Catalog:
-    """The catalog a package generated from stripe.yaml carries (its tools.json)."""
-    sink = DiagnosticSink()
-    server = build(CORPUS / "stripe.yaml", sink, root=CORPUS)
-    assert not sink.has_errors, [d.render() for d in sink.errors]
-    # Through JSON, exactly as the package reads its tools.json.
-    return load_catalog(json.loads(json.dumps(catalog(server))))
+def stripe_catalog(corpus_runs: CorpusRuns) -> Catalog:
+    """The catalog of the package generated from stripe.yaml (its tools.json), generated once
+    per session with tests/test_corpus.py's run."""
+    run = corpus_runs.get("stripe")
+    assert run.done.returncode == 0, run.done.stderr[-4000:]
+    (tools,) = run.out.glob("src/*_mcp/_generated/tools.json")
+    return load_catalog(json.loads(tools.read_text(encoding="utf-8")))
 
 
 @pytest.fixture
