@@ -1,20 +1,36 @@
-"""Helpers for end-to-end tests: free ports, Prism, fresh virtual environments."""
+"""Helpers for end-to-end tests: free ports, Prism, fresh virtual environments, a recording
+loopback HTTP server, and a user who confirms every question."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import shutil
 import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
+
+import mcp_types as types
+import pytest
+from mcp.client import ClientRequestContext
+
+from mcpmint.config import load_config
+from mcpmint.diagnostics import Aborted, DiagnosticSink
+from mcpmint.pipeline import build_config
 
 REPO = Path(__file__).resolve().parents[1]
 NODE_BIN = REPO / ".tools" / "node_modules" / ".bin"
+PLUS = REPO / "specs" / "petstore-plus.yaml"
 
 
 def free_port() -> int:
@@ -118,6 +134,60 @@ def run(
     return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, check=False)
 
 
+def mcpmint(*args: str, cwd: Path = REPO) -> tuple[int, str, str]:
+    """`python -m mcpmint *args` in `cwd`: (exit code, stdout, stderr)."""
+    done = run([sys.executable, "-m", "mcpmint", *args], cwd=cwd, env=clean_env())
+    return done.returncode, done.stdout, done.stderr
+
+
+def package_tests(folder: Path) -> subprocess.CompletedProcess[str]:
+    """A generated package's own tests (`folder/tests`), run against its `src`."""
+    return run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"],
+        cwd=folder,
+        env=clean_env(PYTHONPATH=str(folder / "src")),
+    )
+
+
+def generate_plus_project(folder: Path, config: str) -> None:
+    """petstore-plus copied into `folder` with `config` as its mcpmint.yaml, generated there."""
+    shutil.copy(PLUS, folder / "petstore-plus.yaml")
+    (folder / "mcpmint.yaml").write_text(config, encoding="utf-8")
+    done = run(
+        [sys.executable, "-m", "mcpmint", "generate", "mcpmint.yaml"], cwd=folder, env=clean_env()
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def trees_by_hash_seed(spec: Path, out: Path) -> list[dict[str, str]]:
+    """What `mcpmint generate spec` writes under two PYTHONHASHSEEDs (into folders below
+    `out`), each as {path: sha256}: R5 wants them identical."""
+    trees = []
+    for seed in ("1", "4242"):
+        folder = out / f"seed-{seed}"
+        command = [sys.executable, "-m", "mcpmint", "generate", str(spec), "-o", str(folder)]
+        done = run(command, env=clean_env(PYTHONHASHSEED=seed))
+        assert done.returncode == 0, done.stderr
+        trees.append(
+            {
+                p.relative_to(folder).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+                for p in sorted(folder.rglob("*"))
+                if p.is_file()
+            }
+        )
+    return trees
+
+
+# A git identity and no user config, for commits in a test's repository.
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "test",
+    "GIT_AUTHOR_EMAIL": "test@example.com",
+    "GIT_COMMITTER_NAME": "test",
+    "GIT_COMMITTER_EMAIL": "test@example.com",
+    "GIT_CONFIG_GLOBAL": os.devnull,
+}
+
+
 def clean_env(**extra: str) -> dict[str, str]:
     """The current environment without Python path tweaks, plus `extra`."""
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
@@ -130,3 +200,107 @@ def which(name: str) -> str:
     if found is None:
         raise RuntimeError(f"{name} is not on PATH")
     return found
+
+
+# ------------------------------------------------------------------------------ loopback servers
+
+
+@dataclass
+class Seen:
+    """One request a loopback server received (header names lower-cased)."""
+
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: bytes
+
+    def everything(self) -> str:
+        return f"{self.method} {self.path} {self.headers} {self.body!r}"
+
+
+@dataclass
+class Loopback:
+    url: str
+    seen: list[Seen] = field(default_factory=list)
+
+    @property
+    def requests(self) -> list[str]:
+        """ "METHOD /path?query" of each request, in order."""
+        return [f"{seen.method} {seen.path}" for seen in self.seen]
+
+
+@contextmanager
+def loopback(answer: Callable[[Seen], tuple[int, Any]]) -> Iterator[Loopback]:
+    """A threaded HTTP server on 127.0.0.1 that records every request; `answer(seen)` gives
+    (status, JSON value) for it, or (status, None) for an answer without a body."""
+    state = Loopback("")
+
+    class Handler(BaseHTTPRequestHandler):
+        def _any(self) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            seen = Seen(
+                self.command,
+                self.path,
+                {k.lower(): v for k, v in self.headers.items()},
+                self.rfile.read(length),
+            )
+            state.seen.append(seen)
+            status, data = answer(seen)
+            self.send_response(status)
+            if data is None:
+                self.end_headers()
+                return
+            body = json.dumps(data).encode()
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _any
+
+        def log_message(self, format: str, *args: Any) -> None:
+            return
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    state.url = f"http://127.0.0.1:{httpd.server_address[1]}"
+    try:
+        yield state
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+class User:
+    """An elicitation callback: confirms every question and remembers them (the first line
+    names the tool)."""
+
+    def __init__(self) -> None:
+        self.asked: list[str] = []
+
+    async def __call__(
+        self, context: ClientRequestContext, params: types.ElicitRequestParams
+    ) -> types.ElicitResult:
+        self.asked.append(params.message)
+        return types.ElicitResult(action="accept", content={"confirm": True})
+
+
+# ------------------------------------------------------------------------------ mcpmint.yaml
+
+
+def write_config(folder: Path, body: str, spec: Path = PLUS) -> Path:
+    """`folder/mcpmint.yaml`: one source, `spec`, then `body` (more top-level keys)."""
+    path = folder / "mcpmint.yaml"
+    path.write_text(f"sources:\n  - spec: {json.dumps(str(spec))}\n{body}", encoding="utf-8")
+    return path
+
+
+def errors_of(folder: Path, body: str) -> list[str]:
+    """The errors of the config `body` (see `write_config`), rendered; building must stop."""
+    sink = DiagnosticSink()
+    config = load_config(write_config(folder, body), sink)
+    if config is not None:
+        with pytest.raises(Aborted):
+            build_config(config, sink)
+    return [d.render() for d in sink.errors]

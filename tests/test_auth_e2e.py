@@ -15,12 +15,10 @@ import os
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs
@@ -36,7 +34,17 @@ from mcp.shared.exceptions import MCPError
 from mcpmint.diagnostics import DiagnosticSink
 from mcpmint.pipeline import GenerateOptions, generate
 
-from .support import clean_env, free_port, node_tool, run, stop, wait_for_port
+from .support import (
+    Loopback,
+    Seen,
+    clean_env,
+    free_port,
+    loopback,
+    node_tool,
+    run,
+    stop,
+    wait_for_port,
+)
 
 pytestmark = [pytest.mark.slow, pytest.mark.anyio]
 
@@ -106,64 +114,6 @@ async def upstream_credentials(caller: Caller, tool: str, scheme: str) -> Upstre
 
 
 # ------------------------------------------------------------------------------ loopback servers
-
-
-@dataclass
-class Seen:
-    """One request a loopback server received."""
-
-    method: str
-    path: str
-    headers: dict[str, str]
-    body: bytes
-
-    def everything(self) -> str:
-        return f"{self.method} {self.path} {self.headers} {self.body!r}"
-
-
-@dataclass
-class Loopback:
-    url: str
-    seen: list[Seen] = field(default_factory=list)
-
-
-@contextmanager
-def loopback(answer: Any) -> Iterator[Loopback]:
-    """A threaded HTTP server on 127.0.0.1; `answer(seen) -> (status, json)` for any request."""
-    state = Loopback("")
-
-    class Handler(BaseHTTPRequestHandler):
-        def _any(self) -> None:
-            length = int(self.headers.get("Content-Length") or 0)
-            seen = Seen(
-                self.command,
-                self.path,
-                {k.lower(): v for k, v in self.headers.items()},
-                self.rfile.read(length),
-            )
-            state.seen.append(seen)
-            status, data = answer(seen)
-            body = json.dumps(data).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        do_GET = do_POST = do_PUT = do_DELETE = _any
-
-        def log_message(self, format: str, *args: Any) -> None:
-            return
-
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    state.url = f"http://127.0.0.1:{httpd.server_address[1]}"
-    try:
-        yield state
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
 
 
 @dataclass

@@ -3,19 +3,13 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from .invalid_cases import EXPECTED, INVALID_DIR
-from .support import REPO, clean_env, run
-
-
-def mcpmint(*args: str, cwd: Path = REPO) -> tuple[int, str, str]:
-    done = run([sys.executable, "-m", "mcpmint", *args], cwd=cwd, env=clean_env())
-    return done.returncode, done.stdout, done.stderr
+from .support import REPO, mcpmint
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 from pathlib import Path
 
 import pytest
@@ -13,14 +12,13 @@ from jsonschema import Draft202012Validator
 
 from mcpmint import ir
 from mcpmint.config import config_schema, is_config_path, load_config, scaffold_text
-from mcpmint.diagnostics import Aborted, DiagnosticSink
+from mcpmint.diagnostics import DiagnosticSink
 from mcpmint.pipeline import build_config
 
 from .conftest import REPO, SPECS
 from .invalid_config_cases import EXPECTED_CONFIGS, INVALID_CONFIG_DIR
-from .support import clean_env, run
+from .support import PLUS, errors_of, mcpmint, write_config
 
-PLUS = SPECS / "petstore-plus.yaml"
 ALL_PLUS = {
     "petstore_create_pet",
     "petstore_delete_pet",
@@ -33,31 +31,11 @@ ALL_PLUS = {
 }
 
 
-def mcpmint(*args: str, cwd: Path = REPO) -> tuple[int, str, str]:
-    done = run([sys.executable, "-m", "mcpmint", *args], cwd=cwd, env=clean_env())
-    return done.returncode, done.stdout, done.stderr
-
-
-def write_config(folder: Path, body: str, spec: Path = PLUS) -> Path:
-    path = folder / "mcpmint.yaml"
-    path.write_text(f"sources:\n  - spec: {json.dumps(str(spec))}\n{body}", encoding="utf-8")
-    return path
-
-
 def server_of(folder: Path, body: str) -> tuple[ir.Server, DiagnosticSink]:
     sink = DiagnosticSink()
     config = load_config(write_config(folder, body), sink)
     assert config is not None, [d.render() for d in sink]
     return build_config(config, sink), sink
-
-
-def errors_of(folder: Path, body: str) -> list[str]:
-    sink = DiagnosticSink()
-    config = load_config(write_config(folder, body), sink)
-    if config is not None:
-        with pytest.raises(Aborted):
-            build_config(config, sink)
-    return [d.render() for d in sink.errors]
 
 
 def tools(server: ir.Server) -> dict[str, ir.Tool]:
@@ -307,7 +285,8 @@ def tree(folder: Path) -> dict[str, str]:
     return {
         p.relative_to(folder).as_posix(): p.read_text(encoding="utf-8")
         for p in sorted(folder.rglob("*"))
-        if p.is_file() and "__pycache__" not in p.parts
+        # The stage cache is not output: its keys include how the spec was named.
+        if p.is_file() and "__pycache__" not in p.parts and "cache" not in p.parts
     }
 
 

@@ -18,21 +18,13 @@ import yaml
 from typer.testing import CliRunner
 
 from mcpmint.cli import app, template_path
-from tests.support import REPO, clean_env, run
+from tests.support import GIT_ENV, REPO, clean_env, run
 
 copier = pytest.importorskip("copier")
 
 # Copier clones a checkout that is a git repository and adds its uncommitted changes, with a
 # warning: expected while developing this repository.
 dirty_checkout_ok = pytest.mark.filterwarnings("ignore::copier.errors.DirtyLocalWarning")
-
-GIT_ENV = {
-    "GIT_AUTHOR_NAME": "test",
-    "GIT_AUTHOR_EMAIL": "test@example.com",
-    "GIT_COMMITTER_NAME": "test",
-    "GIT_COMMITTER_EMAIL": "test@example.com",
-    "GIT_CONFIG_GLOBAL": os.devnull,
-}
 
 
 def git(repo: Path, *args: str) -> str:

@@ -18,12 +18,11 @@ from typing import Any
 import mcp_types as types
 import pytest
 from mcp import Client
-from mcp.client import ClientRequestContext
 
 from mcpmint.diagnostics import DiagnosticSink
 from mcpmint.pipeline import GenerateOptions, generate
 
-from .support import REPO, prism
+from .support import REPO, User, prism
 
 pytestmark = [pytest.mark.slow, pytest.mark.anyio]
 CORPUS = REPO.parent / "shared" / "corpus"
@@ -109,12 +108,6 @@ def environ(gen: Generated, upstream: str) -> dict[str, str]:
     return env
 
 
-async def accept(
-    context: ClientRequestContext, params: types.ElicitRequestParams
-) -> types.ElicitResult | types.ErrorData:
-    return types.ElicitResult(action="accept", content={"confirm": True})
-
-
 def text_of(result: types.CallToolResult) -> str:
     return " ".join(c.text for c in result.content if isinstance(c, types.TextContent))
 
@@ -159,7 +152,7 @@ async def test_read_only_tools_are_accepted_by_prism(name: str, on_path: Path) -
     tolerated: dict[str, str] = {}
     with prism(spec) as upstream:
         server = server_module.build_server(environ=environ(gen, upstream))
-        async with Client(server, elicitation_callback=accept) as client:
+        async with Client(server, elicitation_callback=User()) as client:
             for tool in calls:
                 arguments = {**gen.cases["calls"][tool]["arguments"], **ARGUMENTS.get(tool, {})}
                 result = await client.call_tool(tool, arguments)

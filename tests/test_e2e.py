@@ -7,10 +7,8 @@ confirms every write through elicitation; the MCP Inspector, which cannot, is re
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +16,6 @@ import httpx2
 import mcp_types as types
 import pytest
 from mcp import Client, StdioServerParameters
-from mcp.client import ClientRequestContext
 from mcp.client.streamable_http import streamable_http_client
 
 from mcpmint.diagnostics import DiagnosticSink
@@ -28,8 +25,11 @@ from .support import (
     BAR_COMMANDS,
     BAR_IDS,
     REPO,
+    Loopback,
+    User,
     clean_env,
     free_port,
+    loopback,
     make_venv,
     node_tool,
     prism,
@@ -92,19 +92,6 @@ def test_generated_package_passes_its_own_tests_in_a_fresh_venv(installed: Insta
 def test_generated_package_meets_our_bar(installed: Installed, command: list[str]) -> None:
     done = run([str(installed.python), *command], cwd=installed.folder)
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
-
-
-class User:
-    """Confirms every question and remembers them (the first line names the tool)."""
-
-    def __init__(self) -> None:
-        self.asked: list[str] = []
-
-    async def __call__(
-        self, context: ClientRequestContext, params: types.ElicitRequestParams
-    ) -> types.ElicitResult | types.ErrorData:
-        self.asked.append(params.message)
-        return types.ElicitResult(action="accept", content={"confirm": True})
 
 
 async def call_every_tool(client: Client, user: User, cases: dict[str, Any]) -> dict[str, str]:
@@ -186,47 +173,20 @@ def test_mcp_inspector_lists_the_tools_strictly(installed: Installed, tmp_path: 
     assert "warn" not in done.stderr.lower(), done.stderr
 
 
-@dataclass
-class Recording:
-    url: str
-    requests: list[str]
-
-
 @pytest.fixture
-def recording_upstream() -> Iterator[Recording]:
+def recording_upstream() -> Iterator[Loopback]:
     """A loopback HTTP server that answers 200 and records every request it receives."""
-    seen: list[str] = []
-
-    class Handler(BaseHTTPRequestHandler):
-        def _any(self) -> None:
-            seen.append(f"{self.command} {self.path}")
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.end_headers()
-            self.wfile.write(b"{}")
-
-        do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _any
-
-        def log_message(self, format: str, *args: Any) -> None:
-            return
-
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield Recording(f"http://127.0.0.1:{httpd.server_address[1]}/v2", seen)
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
+    with loopback(lambda seen: (200, {})) as server:
+        yield server
 
 
 def test_mcp_inspector_cannot_confirm_so_a_destructive_call_is_refused(
-    installed: Installed, recording_upstream: Recording, tmp_path: Path
+    installed: Installed, recording_upstream: Loopback, tmp_path: Path
 ) -> None:
     env = clean_env(MCP_CATALOG_PATH=str(tmp_path / "catalog.json"))
     # The Inspector starts the server with a minimal environment: settings go through `-e`.
     settings = {
-        "PETSTORE_BASE_URL": recording_upstream.url,
+        "PETSTORE_BASE_URL": f"{recording_upstream.url}/v2",
         "PETSTORE_API_KEY_AUTH": "k-secret-value",
         "PETSTORE_BEARER_AUTH": "bearer-secret-value",
         "PETSTORE_OAUTH2_ACCESS_TOKEN": "oauth-secret-value",

@@ -10,24 +10,20 @@ from __future__ import annotations
 import json
 import os
 import sys
-import threading
 from collections.abc import Iterator
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import mcp_types as types
 import pytest
 from mcp import Client, StdioServerParameters
-from mcp.client import ClientRequestContext
 from mcp.shared.exceptions import MCPError
 
 from mcpmint.config import load_config
 from mcpmint.diagnostics import DiagnosticSink
 from mcpmint.pipeline import GenerateOptions, generate
 
-from .support import REPO, clean_env
+from .support import REPO, Loopback, Seen, User, clean_env, loopback
 
 pytestmark = [pytest.mark.slow, pytest.mark.anyio]
 CONFIG = REPO / "specs" / "mixed" / "mcpmint.yaml"
@@ -65,20 +61,6 @@ def bare_pet_ids(tool: str, arguments: dict[str, Any], caller: str) -> dict[str,
 """
 
 
-@dataclass
-class Recorded:
-    method: str
-    path: str
-    headers: dict[str, str]
-    body: str
-
-
-@dataclass
-class Upstream:
-    url: str
-    requests: list[Recorded] = field(default_factory=list)
-
-
 ANSWERS: dict[tuple[str, str], Any] = {
     ("GET", "/v1/pets"): [{"id": 1, "name": "Rex"}],
     ("GET", "/v1/pets/7"): {"id": 7, "name": "Rex"},
@@ -88,36 +70,15 @@ ANSWERS: dict[tuple[str, str], Any] = {
 
 
 @pytest.fixture(scope="module")
-def upstream() -> Iterator[Upstream]:
+def upstream() -> Iterator[Loopback]:
     """Both sources' APIs on one loopback server: /v1 is Petstore, /support the desk."""
-    recording = Upstream("")
 
-    class Handler(BaseHTTPRequestHandler):
-        def _any(self) -> None:
-            length = int(self.headers.get("Content-Length") or 0)
-            body = self.rfile.read(length).decode("utf-8") if length else ""
-            headers = {k.lower(): v for k, v in self.headers.items()}
-            recording.requests.append(Recorded(self.command, self.path, headers, body))
-            answer = ANSWERS.get((self.command, self.path.split("?", 1)[0]))
-            self.send_response(404 if answer is None else 200)
-            self.send_header("Content-Type", "application/json")
-            self.end_headers()
-            self.wfile.write(json.dumps(answer or {"message": "not found"}).encode())
+    def answer(seen: Seen) -> tuple[int, Any]:
+        found = ANSWERS.get((seen.method, seen.path.split("?", 1)[0]))
+        return (404, {"message": "not found"}) if found is None else (200, found)
 
-        do_GET = do_POST = _any
-
-        def log_message(self, format: str, *args: Any) -> None:
-            return
-
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    recording.url = f"http://127.0.0.1:{httpd.server_address[1]}"
-    try:
-        yield recording
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
+    with loopback(answer) as server:
+        yield server
 
 
 @pytest.fixture(scope="module")
@@ -132,18 +93,7 @@ def package(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
-class User:
-    def __init__(self) -> None:
-        self.asked: list[str] = []
-
-    async def __call__(
-        self, context: ClientRequestContext, params: types.ElicitRequestParams
-    ) -> types.ElicitResult:
-        self.asked.append(params.message)
-        return types.ElicitResult(action="accept", content={"confirm": True})
-
-
-def stdio(package: Path, upstream: Upstream) -> StdioServerParameters:
+def stdio(package: Path, upstream: Loopback) -> StdioServerParameters:
     env = clean_env(
         PETSTORE_BASE_URL=f"{upstream.url}/v1",
         PETSTORE_SUPPORT_BASE_URL=f"{upstream.url}/support",
@@ -159,7 +109,7 @@ def text_of(result: types.CallToolResult) -> str:
 
 
 async def test_the_mixed_server_lists_tools_resources_templates_and_prompts_over_stdio(
-    package: Path, upstream: Upstream
+    package: Path, upstream: Loopback
 ) -> None:
     async with Client(stdio(package, upstream)) as client:
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
@@ -193,10 +143,10 @@ async def test_the_mixed_server_lists_tools_resources_templates_and_prompts_over
 
 
 async def test_each_source_calls_its_own_upstream_with_its_own_credentials(
-    package: Path, upstream: Upstream
+    package: Path, upstream: Loopback
 ) -> None:
     user = User()
-    upstream.requests.clear()
+    upstream.seen.clear()
     async with Client(stdio(package, upstream), elicitation_callback=user) as client:
         pets = await client.call_tool("petstore_list_pets", {"limit": 5})
         opened = await client.call_tool(
@@ -205,7 +155,7 @@ async def test_each_source_calls_its_own_upstream_with_its_own_credentials(
     assert not pets.is_error and not opened.is_error, text_of(pets) + text_of(opened)
     assert opened.structured_content == {"ticket_id": "T-101"}
     assert len(user.asked) == 1 and "support_open_ticket" in user.asked[0]  # a write
-    listed, created = upstream.requests
+    listed, created = upstream.seen
     assert (listed.method, listed.path) == ("GET", "/v1/pets?limit=5")
     assert "x-desk-key" not in listed.headers  # the desk's key never goes to Petstore
     assert (created.method, created.path) == ("POST", "/support/tickets")
@@ -214,23 +164,23 @@ async def test_each_source_calls_its_own_upstream_with_its_own_credentials(
 
 
 async def test_hooks_and_handlers_written_by_the_user_run_in_the_served_package(
-    package: Path, upstream: Upstream
+    package: Path, upstream: Loopback
 ) -> None:
-    upstream.requests.clear()
+    upstream.seen.clear()
     async with Client(stdio(package, upstream)) as client:
         pet = await client.call_tool("petstore_get_pet", {"petId": "PET-7"})
         refused = await client.call_tool("petstore_get_pet", {"petId": "PET-0"})
         reply = await client.call_tool("support_suggest_reply", {"ticket_id": "T-100"})
     assert not pet.is_error, text_of(pet)
-    assert [(r.method, r.path) for r in upstream.requests] == [("GET", "/v1/pets/7")]
+    assert [(r.method, r.path) for r in upstream.seen] == [("GET", "/v1/pets/7")]
     assert refused.is_error and "Pet 0 is a test record" in text_of(refused)
     assert not reply.is_error and text_of(reply) == "Dear owner, about T-100: we are on it."
 
 
 async def test_resources_are_read_through_http_and_handlers_and_prompts_are_filled_in(
-    package: Path, upstream: Upstream
+    package: Path, upstream: Loopback
 ) -> None:
-    upstream.requests.clear()
+    upstream.seen.clear()
     async with Client(stdio(package, upstream)) as client:
         ticket = await client.read_resource("support://tickets/T-100")
         pet = await client.read_resource("petstore://pets/7")
@@ -243,7 +193,7 @@ async def test_resources_are_read_through_http_and_handlers_and_prompts_are_fill
     [content] = ticket.contents
     assert isinstance(content, types.TextResourceContents)
     assert json.loads(content.text) == {"ticket_id": "T-100", "summary": "Limp", "status": "open"}
-    request, pet_request = upstream.requests
+    request, pet_request = upstream.seen
     assert (request.method, request.path) == ("GET", "/support/tickets/T-100")
     assert request.headers["x-desk-key"] == "desk-secret"
     assert (pet_request.method, pet_request.path) == ("GET", "/v1/pets/7")

@@ -5,7 +5,6 @@ package's own tests must pass."""
 from __future__ import annotations
 
 import ast
-import shutil
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,7 +15,15 @@ from mcpmint.diagnostics import DiagnosticSink
 from mcpmint.format import BLACK_OPTIONS
 from mcpmint.pipeline import build, render_server
 
-from .support import BAR_COMMANDS, BAR_IDS, REPO, clean_env, run
+from .support import (
+    BAR_COMMANDS,
+    BAR_IDS,
+    REPO,
+    clean_env,
+    generate_plus_project,
+    package_tests,
+    run,
+)
 
 CONFIG = """\
 sources:
@@ -29,12 +36,7 @@ output:
 @pytest.fixture(scope="module")
 def black_package(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     folder = tmp_path_factory.mktemp("black")
-    shutil.copy(REPO / "specs" / "petstore-plus.yaml", folder / "petstore-plus.yaml")
-    (folder / "mcpmint.yaml").write_text(CONFIG, encoding="utf-8")
-    done = run(
-        [sys.executable, "-m", "mcpmint", "generate", "mcpmint.yaml"], cwd=folder, env=clean_env()
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
+    generate_plus_project(folder, CONFIG)
     yield folder
 
 
@@ -83,9 +85,5 @@ def test_black_output_still_meets_the_bar(black_package: Path, command: list[str
 
 
 def test_the_black_formatted_package_passes_its_own_tests(black_package: Path) -> None:
-    done = run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"],
-        cwd=black_package,
-        env=clean_env(PYTHONPATH=str(black_package / "src")),
-    )
+    done = package_tests(black_package)
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]

@@ -14,7 +14,6 @@ import httpx2
 import mcp_types as types
 import pytest
 from mcp import Client
-from mcp.client import ClientRequestContext
 from pydantic import BaseModel
 
 from mcpmint.diagnostics import DiagnosticSink
@@ -25,6 +24,7 @@ from mcpmint.runtime.hooks import Hooks, Refusal
 from mcpmint.runtime.server import ConfigurationError, build_server
 
 from .conftest import SPECS
+from .support import User
 
 pytestmark = pytest.mark.anyio
 MODES = ["auto", "legacy"]
@@ -60,17 +60,6 @@ class Upstream:
     def handle(self, request: httpx2.Request) -> httpx2.Response:
         self.requests.append(request)
         return httpx2.Response(200, json=self.body)
-
-
-class User:
-    def __init__(self) -> None:
-        self.asked: list[str] = []
-
-    async def __call__(
-        self, context: ClientRequestContext, params: types.ElicitRequestParams
-    ) -> types.ElicitResult:
-        self.asked.append(params.message)
-        return types.ElicitResult(action="accept", content={"confirm": True})
 
 
 async def call(

@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import builtins
-import csv
 import json
 import os
-import socket
 import tracemalloc
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,9 +17,9 @@ from mcpmint import refs
 from mcpmint.diagnostics import DiagnosticSink
 from mcpmint.load import MOUNT_KEY, Limits, RawDocument, load_document
 
-REPO = Path(__file__).resolve().parents[1]
+from .conftest import CORPUS, REPO, corpus_rows
+
 INVALID = REPO / "specs" / "invalid"
-CORPUS = REPO.parent / "shared" / "corpus"
 
 # A small valid spec whose only `$ref` sits at line 14, column 17.
 REF_SPEC = """\
@@ -88,22 +86,6 @@ def all_refs(node: Any) -> Iterator[str]:
     elif isinstance(node, list):
         for value in node:
             yield from all_refs(value)
-
-
-@pytest.fixture
-def no_network(monkeypatch: pytest.MonkeyPatch) -> list[tuple[Any, ...]]:
-    """Records (and refuses) every attempt to resolve a host or open a connection."""
-    attempts: list[tuple[Any, ...]] = []
-
-    def refuse(*args: Any, **kwargs: Any) -> Any:
-        attempts.append(args)
-        raise AssertionError(f"network access attempted: {args!r}")
-
-    monkeypatch.setattr(socket.socket, "connect", refuse)
-    monkeypatch.setattr(socket.socket, "connect_ex", refuse)
-    monkeypatch.setattr(socket, "create_connection", refuse)
-    monkeypatch.setattr(socket, "getaddrinfo", refuse)
-    return attempts
 
 
 @pytest.fixture
@@ -807,11 +789,7 @@ def test_fragment_that_is_not_a_pointer_is_an_error(tmp_path: Path) -> None:
 
 # ---------------------------------------------------------------------- corpus
 def corpus_cases() -> list[Any]:
-    index = CORPUS / "INDEX.tsv"
-    if not index.exists():
-        return []
-    with index.open(encoding="utf-8", newline="") as handle:
-        rows = list(csv.DictReader(handle, delimiter="\t"))
+    rows = corpus_rows()
     return [
         pytest.param(
             row["name"],

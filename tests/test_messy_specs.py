@@ -10,8 +10,6 @@ mcpmint.yaml) turns it into a warning and leaves the operation out.
 from __future__ import annotations
 
 import json
-import socket
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +23,7 @@ from mcpmint.render import catalog
 from mcpmint.runtime.catalog import load_catalog
 from mcpmint.runtime.server import build_server
 
-from .support import REPO, clean_env, run
+from .support import mcpmint
 
 pytestmark = pytest.mark.anyio
 
@@ -62,25 +60,6 @@ paths:
             schema: {{type: object, properties: {{a: {{type: string}}}}}}
       responses: {{"200": {{description: ok}}}}
 """
-
-
-def mcpmint(*args: str, cwd: Path = REPO) -> tuple[int, str, str]:
-    done = run([sys.executable, "-m", "mcpmint", *args], cwd=cwd, env=clean_env())
-    return done.returncode, done.stdout, done.stderr
-
-
-@pytest.fixture
-def no_network(monkeypatch: pytest.MonkeyPatch) -> list[tuple[Any, ...]]:
-    attempts: list[tuple[Any, ...]] = []
-
-    def refuse(*args: Any, **kwargs: Any) -> Any:
-        attempts.append(args)
-        raise AssertionError(f"network access attempted: {args!r}")
-
-    monkeypatch.setattr(socket.socket, "connect", refuse)
-    monkeypatch.setattr(socket, "create_connection", refuse)
-    monkeypatch.setattr(socket, "getaddrinfo", refuse)
-    return attempts
 
 
 @pytest.fixture

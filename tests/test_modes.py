@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -16,25 +15,17 @@ from mcp import Client
 
 from mcpmint import ir
 from mcpmint.config import load_config
-from mcpmint.diagnostics import Aborted, DiagnosticSink
+from mcpmint.diagnostics import DiagnosticSink
 from mcpmint.pipeline import build_config
 from mcpmint.render import catalog, tool_definition
 from mcpmint.runtime.catalog import load_catalog
 from mcpmint.runtime.server import build_server
 from mcpmint.toolmodes import estimate_tokens, listed_definitions
 
-from .conftest import REPO, SPECS
-from .support import clean_env, run
+from .support import errors_of, mcpmint, package_tests, write_config
 
-PLUS = SPECS / "petstore-plus.yaml"
 pytestmark = pytest.mark.anyio
 META = ["petstore_search_tools", "petstore_describe_tool", "petstore_call_tool"]
-
-
-def write_config(folder: Path, body: str, spec: Path = PLUS) -> Path:
-    path = folder / "mcpmint.yaml"
-    path.write_text(f"sources:\n  - spec: {json.dumps(str(spec))}\n{body}", encoding="utf-8")
-    return path
 
 
 def server_of(folder: Path, body: str) -> ir.Server:
@@ -42,20 +33,6 @@ def server_of(folder: Path, body: str) -> ir.Server:
     config = load_config(write_config(folder, body), sink)
     assert config is not None, [d.render() for d in sink]
     return build_config(config, sink)
-
-
-def errors_of(folder: Path, body: str) -> list[str]:
-    sink = DiagnosticSink()
-    config = load_config(write_config(folder, body), sink)
-    if config is not None:
-        with pytest.raises(Aborted):
-            build_config(config, sink)
-    return [d.render() for d in sink.errors]
-
-
-def mcpmint(*args: str, cwd: Path = REPO) -> tuple[int, str, str]:
-    done = run([sys.executable, "-m", "mcpmint", *args], cwd=cwd, env=clean_env())
-    return done.returncode, done.stdout, done.stderr
 
 
 def runtime_of(server: ir.Server, respond: Any = None) -> Any:
@@ -285,9 +262,5 @@ def test_a_package_generated_in_a_tool_mode_passes_its_own_tests(tmp_path: Path,
     config = write_config(tmp_path, body)
     code, out, err = mcpmint("generate", str(config))
     assert code == 0, out + err
-    done = run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"],
-        cwd=tmp_path,
-        env=clean_env(PYTHONPATH=str(tmp_path / "src")),
-    )
+    done = package_tests(tmp_path)
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]

@@ -14,7 +14,6 @@ import httpx2
 import mcp_types as types
 import pytest
 from mcp import Client
-from mcp.client import ClientRequestContext
 from mcp.shared.exceptions import MCPError
 
 from mcpmint.config import load_config
@@ -25,6 +24,7 @@ from mcpmint.runtime.catalog import Catalog, load_catalog
 from mcpmint.runtime.server import build_server
 
 from .conftest import CORPUS
+from .support import User
 
 pytestmark = [pytest.mark.slow, pytest.mark.anyio]
 
@@ -59,17 +59,6 @@ class Upstream:
     def handle(self, request: httpx2.Request) -> httpx2.Response:
         self.requests.append(request)
         return httpx2.Response(201, json={"id": 1, "number": 7, "title": "t"})
-
-
-class Yes:
-    def __init__(self) -> None:
-        self.asked: list[str] = []
-
-    async def __call__(
-        self, context: ClientRequestContext, params: types.ElicitRequestParams
-    ) -> types.ElicitResult:
-        self.asked.append(params.message)
-        return types.ElicitResult(action="accept", content={"confirm": True})
 
 
 @asynccontextmanager
@@ -199,7 +188,7 @@ async def test_call_tool_of_a_write_needs_the_users_confirmation(github: Catalog
         refused = await client.call_tool(CALL, call)
     assert refused.is_error and "needs the user's confirmation" in text(refused)
     assert upstream.requests == []
-    yes = Yes()
+    yes = User()
     async with connect(github, upstream, answer=yes) as client:
         done = await client.call_tool(CALL, call)
     assert not done.is_error, text(done)

@@ -8,7 +8,6 @@ with mcpmint's dependencies), exactly as a user's project gets it."""
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import sys
@@ -17,15 +16,8 @@ from pathlib import Path
 import pytest
 
 from mcpmint.hooks_cli import main as hooks_main
-from tests.support import REPO, clean_env, run
+from tests.support import GIT_ENV, REPO, clean_env, run
 
-GIT_ENV = {
-    "GIT_AUTHOR_NAME": "test",
-    "GIT_AUTHOR_EMAIL": "test@example.com",
-    "GIT_COMMITTER_NAME": "test",
-    "GIT_COMMITTER_EMAIL": "test@example.com",
-    "GIT_CONFIG_GLOBAL": os.devnull,
-}
 HOOK_FILES = ("pyproject.toml", "README.md", "copier.yml", ".pre-commit-hooks.yaml")
 HOOK_TREES = ("generator", "templates")
 

@@ -278,3 +278,16 @@ def test_the_manifest_records_the_inputs_fingerprint(repo: Path) -> None:
     assert inputs["options"] == {"namespace": None}
     assert len(inputs["fingerprint"]) == 64
     assert "tools.lock.json" in manifest["files"]
+
+
+def test_check_inside_the_folder_passes_right_after_generating_from_the_spec(repo: Path) -> None:
+    # The fixture ran `generate spec.yaml -o server`, which wrote server/mcpmint.yaml: the same
+    # tree from that config is up to date, so pre-commit's first run changes nothing.
+    code, stdout, stderr = mcpmint(repo / "server", "generate", "--check")
+    assert code == 0, stdout + stderr
+    code, stdout, stderr = mcpmint(repo / "server", "generate")
+    assert code == 0, stdout + stderr
+    assert "0 written" in stdout
+    assert status(repo) == " M server/.mcpmint/manifest.json\n"  # the inputs record only
+    code, stdout, _ = mcpmint(repo / "server", "generate", "--check")
+    assert code == 0 and "up to date (inputs unchanged)" in stdout

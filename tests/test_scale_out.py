@@ -22,12 +22,9 @@ import signal
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -36,22 +33,16 @@ import httpx2
 import mcp_types as types
 import pytest
 from mcp import Client
-from mcp.client import ClientRequestContext
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
 from mcpmint.diagnostics import DiagnosticSink
 from mcpmint.pipeline import GenerateOptions, generate
 
-from .support import REPO, clean_env, free_port, stop, wait_for_port
+from .support import REPO, Loopback, User, clean_env, free_port, loopback, stop, wait_for_port
 
 pytestmark = pytest.mark.anyio
 SPEC = REPO / "specs" / "petstore-plus.yaml"
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
 
 
 @pytest.fixture(scope="module")
@@ -63,49 +54,28 @@ def package(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
-@dataclass
-class Upstream:
-    url: str
-    requests: list[str] = field(default_factory=list)
-
-
 @pytest.fixture
-def upstream() -> Iterator[Upstream]:
+def upstream() -> Iterator[Loopback]:
     """A loopback API that answers 204 and records every request it receives."""
-    seen = Upstream("")
+    with loopback(lambda seen: (204, None)) as server:
+        yield server
 
-    class Handler(BaseHTTPRequestHandler):
-        def _any(self) -> None:
-            seen.requests.append(f"{self.command} {self.path}")
-            self.send_response(204)
-            self.end_headers()
 
-        do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _any
-
-        def log_message(self, format: str, *args: Any) -> None:
-            return
-
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    seen.url = f"http://127.0.0.1:{httpd.server_address[1]}/v2"
-    try:
-        yield seen
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
+def replica_env(package: Path, upstream: Loopback, **extra: str) -> dict[str, str]:
+    return clean_env(
+        PYTHONPATH=str(package / "src"),
+        PETSTORE_BASE_URL=f"{upstream.url}/v2",
+        PETSTORE_BEARER_AUTH="bearer-for-upstream",
+        PETSTORE_AUDIT="off",
+        **extra,
+    )
 
 
 @contextmanager
-def replica(package: Path, upstream: Upstream, state_key: str) -> Iterator[int]:
+def replica(package: Path, upstream: Loopback, state_key: str) -> Iterator[int]:
     """One replica on a free port; yields the port. Its stderr is shown if a test fails."""
     port = free_port()
-    env = clean_env(
-        PYTHONPATH=str(package / "src"),
-        PETSTORE_BASE_URL=upstream.url,
-        PETSTORE_BEARER_AUTH="bearer-for-upstream",
-        PETSTORE_AUDIT="off",
-    )
+    env = replica_env(package, upstream)
     if state_key:
         env["PETSTORE_STATE_KEY"] = state_key
     command = [sys.executable, "-m", "petstore_mcp", "--transport", "http", "--port", str(port)]
@@ -123,7 +93,7 @@ def replica(package: Path, upstream: Upstream, state_key: str) -> Iterator[int]:
 
 
 @contextmanager
-def two_replicas(package: Path, upstream: Upstream, *, shared_key: bool) -> Iterator[list[int]]:
+def two_replicas(package: Path, upstream: Loopback, *, shared_key: bool) -> Iterator[list[int]]:
     key = secrets.token_hex(32)
     first = key if shared_key else ""  # without a shared key each replica makes its own
     with replica(package, upstream, first) as a, replica(package, upstream, first) as b:
@@ -159,17 +129,6 @@ class RoundRobin(httpx2.AsyncBaseTransport):
         ]
 
 
-class User:
-    def __init__(self) -> None:
-        self.asked: list[str] = []
-
-    async def __call__(
-        self, context: ClientRequestContext, params: types.ElicitRequestParams
-    ) -> types.ElicitResult | types.ErrorData:
-        self.asked.append(params.message)
-        return types.ElicitResult(action="accept", content={"confirm": True})
-
-
 async def delete_pet(balancer: RoundRobin, mode: str) -> tuple[types.CallToolResult, User]:
     """One confirmed call of `petstore_delete_pet`, every request through `balancer`."""
     user = User()
@@ -194,7 +153,7 @@ def text_of(result: types.CallToolResult) -> str:
 
 
 async def test_a_confirmation_asked_by_one_replica_completes_on_the_other_with_a_shared_key(
-    package: Path, upstream: Upstream
+    package: Path, upstream: Loopback
 ) -> None:
     with two_replicas(package, upstream, shared_key=True) as ports:
         balancer = RoundRobin(ports)
@@ -209,7 +168,7 @@ async def test_a_confirmation_asked_by_one_replica_completes_on_the_other_with_a
 
 
 async def test_without_a_shared_key_the_other_replica_refuses_the_answer_and_sends_nothing(
-    package: Path, upstream: Upstream
+    package: Path, upstream: Loopback
 ) -> None:
     balancer = RoundRobin([])
     with (
@@ -227,7 +186,7 @@ async def test_without_a_shared_key_the_other_replica_refuses_the_answer_and_sen
 
 
 async def test_in_the_2025_era_a_session_lives_in_one_replica_so_routing_must_be_sticky(
-    package: Path, upstream: Upstream
+    package: Path, upstream: Loopback
 ) -> None:
     with two_replicas(package, upstream, shared_key=True) as ports:
         # Round robin: the session made by `initialize` on one replica is unknown to the other.
@@ -245,17 +204,11 @@ async def test_in_the_2025_era_a_session_lives_in_one_replica_so_routing_must_be
 
 
 def test_a_running_replica_writes_its_metrics_summary_on_sigusr1_and_when_it_stops(
-    package: Path, upstream: Upstream, tmp_path: Path
+    package: Path, upstream: Loopback, tmp_path: Path
 ) -> None:
     summary = tmp_path / "summary.json"
     port = free_port()
-    env = clean_env(
-        PYTHONPATH=str(package / "src"),
-        PETSTORE_BASE_URL=upstream.url,
-        PETSTORE_BEARER_AUTH="bearer-for-upstream",
-        PETSTORE_AUDIT="off",
-        PETSTORE_METRICS_SUMMARY=str(summary),
-    )
+    env = replica_env(package, upstream, PETSTORE_METRICS_SUMMARY=str(summary))
     command = [sys.executable, "-m", "petstore_mcp", "--transport", "http", "--port", str(port)]
     process = subprocess.Popen(command, env=env, stderr=subprocess.DEVNULL)
     try:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sys
 import textwrap
 from pathlib import Path
 
@@ -14,7 +13,7 @@ from mcp import Client
 from mcpmint.runtime.catalog import load_catalog
 from mcpmint.runtime.server import build_server
 
-from .support import REPO, clean_env, run
+from .support import mcpmint
 
 SPEC = """\
 openapi: 3.0.3
@@ -27,11 +26,6 @@ paths:
       operationId: listItems
       responses: {{"200": {{description: ok}}}}
 """
-
-
-def mcpmint(*args: str, cwd: Path = REPO) -> tuple[int, str, str]:
-    done = run([sys.executable, "-m", "mcpmint", *args], cwd=cwd, env=clean_env())
-    return done.returncode, done.stdout, done.stderr
 
 
 def write_spec(tmp_path: Path, servers: str) -> Path:

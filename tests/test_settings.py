@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,7 +17,7 @@ from mcpmint.runtime.catalog import Catalog, load_catalog
 from mcpmint.runtime.server import ConfigurationError, build_server
 from mcpmint.settings import known_settings
 
-from .support import REPO, clean_env, run
+from .support import REPO, mcpmint, package_tests
 
 SPEC = (REPO / "specs" / "petstore-plus.yaml").as_posix()
 CONFIG = f"""\
@@ -33,11 +32,6 @@ settings:
   READ_ONLY: false
 """
 SECRET = "bearer-secret-123"
-
-
-def mcpmint(*args: str, cwd: Path = REPO) -> tuple[int, str, str]:
-    done = run([sys.executable, "-m", "mcpmint", *args], cwd=cwd, env=clean_env())
-    return done.returncode, done.stdout, done.stderr
 
 
 @pytest.fixture(scope="module")
@@ -222,10 +216,6 @@ def test_the_generated_tests_pass_whatever_the_settings_say(tmp_path: Path) -> N
     )
     code, stdout, stderr = mcpmint("generate", str(config))
     assert code == 0, stdout + stderr
-    done = run(
-        [sys.executable, "-m", "pytest", "tests", "-q", "-p", "no:cacheprovider"],
-        cwd=tmp_path,
-        env=clean_env(PYTHONPATH=str(tmp_path / "src")),
-    )
+    done = package_tests(tmp_path)
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
     assert " passed" in done.stdout

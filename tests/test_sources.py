@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import shutil
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +19,7 @@ from mcpmint.runtime.content import render_text
 from mcpmint.runtime.upstreams import BaseUrlError, NamedUpstream, named_base_url
 
 from .conftest import SPECS
-from .support import clean_env, run
+from .support import trees_by_hash_seed
 
 
 def mixed() -> ir.Server:
@@ -197,17 +195,5 @@ def test_check_sees_an_edit_to_any_source_not_only_the_first(tmp_path: Path) -> 
 def test_R5_manifests_and_several_sources_give_identical_bytes_whatever_the_hash_seed(
     spec: str, tmp_path: Path
 ) -> None:
-    digests = []
-    for seed in ("1", "4242"):
-        out = tmp_path / f"seed-{seed}"
-        command = [sys.executable, "-m", "mcpmint", "generate", str(SPECS / spec), "-o", str(out)]
-        done = run(command, env=clean_env(PYTHONHASHSEED=seed))
-        assert done.returncode == 0, done.stderr
-        digests.append(
-            {
-                p.relative_to(out).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
-                for p in sorted(out.rglob("*"))
-                if p.is_file()
-            }
-        )
+    digests = trees_by_hash_seed(SPECS / spec, tmp_path)
     assert digests[0] == digests[1]

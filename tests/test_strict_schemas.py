@@ -8,22 +8,19 @@ from __future__ import annotations
 
 import importlib
 import json
-import shutil
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx2
-import mcp_types as types
 import pytest
 from jsonschema import Draft202012Validator
 from mcp import Client
-from mcp.client import ClientRequestContext
 
 from mcpmint.strict import strict_schema
 
-from .support import REPO, clean_env, run
+from .support import User, generate_plus_project, package_tests
 
 CONFIG = """\
 sources:
@@ -77,12 +74,7 @@ def test_every_property_becomes_required_and_the_optional_ones_nullable() -> Non
 def strict_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """petstore-plus generated with strict schemas; yields the output folder."""
     folder = tmp_path_factory.mktemp("strict")
-    shutil.copy(REPO / "specs" / "petstore-plus.yaml", folder / "petstore-plus.yaml")
-    (folder / "mcpmint.yaml").write_text(CONFIG, encoding="utf-8")
-    done = run(
-        [sys.executable, "-m", "mcpmint", "generate", "mcpmint.yaml"], cwd=folder, env=clean_env()
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
+    generate_plus_project(folder, CONFIG)
     sys.path.insert(0, str(folder / "src"))
     try:
         yield folder
@@ -95,18 +87,8 @@ def strict_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 def test_the_generated_package_with_strict_schemas_passes_its_own_tests(
     strict_server: Path,
 ) -> None:
-    done = run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"],
-        cwd=strict_server,
-        env=clean_env(PYTHONPATH=str(strict_server / "src")),
-    )
+    done = package_tests(strict_server)
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
-
-
-async def _accept(
-    context: ClientRequestContext, params: types.ElicitRequestParams
-) -> types.ElicitResult:
-    return types.ElicitResult(action="accept", content={"confirm": True})
 
 
 @pytest.mark.anyio
@@ -124,7 +106,7 @@ async def test_explicit_nulls_are_sent_as_absent_by_the_generated_server(
         environ={"PETSTORE_API_KEY_AUTH": "k", "PETSTORE_RETRIES": "0"},
         transport=httpx2.MockTransport(answer),
     )
-    async with Client(server, elicitation_callback=_accept) as client:
+    async with Client(server, elicitation_callback=User()) as client:
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
         listed = await client.call_tool("petstore_list_pets", {"limit": None, "status": "sold"})
         created = await client.call_tool(

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import csv
-import socket
 from pathlib import Path
 from typing import Any
 
@@ -20,8 +18,7 @@ try:
 except ImportError:
     from invalid_cases import EXPECTED, INVALID_DIR, LATER_STAGE  # type: ignore[no-redef]
 
-REPO = Path(__file__).resolve().parents[1]
-CORPUS = REPO.parent / "shared" / "corpus"
+from .conftest import CORPUS, REPO, corpus_rows
 
 BODY = """\
 info:
@@ -43,22 +40,6 @@ def check(tmp_path: Path, text: str, name: str = "spec.yaml") -> tuple[Any, Diag
     document = load_document(spec, sink, Limits())
     assert document is not None, [d.render() for d in sink]
     return validate_document(document, sink), sink, spec.as_posix()
-
-
-@pytest.fixture
-def no_network(monkeypatch: pytest.MonkeyPatch) -> list[tuple[Any, ...]]:
-    """Records (and refuses) every attempt to resolve a host or open a connection."""
-    attempts: list[tuple[Any, ...]] = []
-
-    def refuse(*args: Any, **kwargs: Any) -> Any:
-        attempts.append(args)
-        raise AssertionError(f"network access attempted: {args!r}")
-
-    monkeypatch.setattr(socket.socket, "connect", refuse)
-    monkeypatch.setattr(socket.socket, "connect_ex", refuse)
-    monkeypatch.setattr(socket, "create_connection", refuse)
-    monkeypatch.setattr(socket, "getaddrinfo", refuse)
-    return attempts
 
 
 # ---------------------------------------------------------------------- versions
@@ -260,11 +241,7 @@ def test_the_duplicate_operation_id_case_passes_load_and_validate(
 
 # ---------------------------------------------------------------------- corpus
 def corpus_cases() -> list[Any]:
-    index = CORPUS / "INDEX.tsv"
-    if not index.exists():
-        return []
-    with index.open(encoding="utf-8", newline="") as handle:
-        rows = list(csv.DictReader(handle, delimiter="\t"))
+    rows = corpus_rows()
     return [
         pytest.param(
             row["entry_file"],

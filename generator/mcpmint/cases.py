@@ -108,6 +108,8 @@ def build_cases(server: ir.Server, sink: DiagnosticSink) -> dict[str, Any]:
                 "headers": headers,
             },
             "response": _response(tool),
+            # Sent as text/plain, not as JSON: a bare JSON string must still go as JSON.
+            "responseText": _text_response(tool),
         }
     return {
         "environ": environ,
@@ -170,8 +172,13 @@ def _arguments(tool: ir.Tool) -> dict[str, Any] | None:
     return value if ok and isinstance(value, dict) else None
 
 
+def _text_response(tool: ir.Tool) -> bool:
+    """Whether the upstream answers the tool in text, not JSON (its Accept names no JSON)."""
+    return bool(tool.request and tool.request.accept and "json" not in tool.request.accept)
+
+
 def _response(tool: ir.Tool) -> Any:
-    if tool.request is not None and tool.request.accept and "json" not in tool.request.accept:
+    if _text_response(tool):
         return "ok"
     schema = tool.output_schema
     if schema is None:

@@ -28,9 +28,13 @@ clash with existing or earlier names.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 __all__ = ["HOIST_MIN_BYTES", "OUTPUT_SCHEMA_MAX_BYTES", "compact", "inline_defs", "limit_depth"]
@@ -72,8 +76,64 @@ def compact(root: Mapping[str, Any], *, min_bytes: int = HOIST_MIN_BYTES) -> dic
     """`root` with redundant keywords dropped and repeated subschemas moved into `$defs`.
 
     Pure: `root` is not modified; unchanged parts of the result may share objects with it.
+    Inside `memoized(memo)`, a root compacted before (in this run or, through the stage cache,
+    the previous one) is not compacted again.
     """
-    return _Compactor(min_bytes).run(root)
+    memo = _MEMO.get()
+    if memo is None:
+        return _Compactor(min_bytes).run(root)
+    key = _memo_key(root, min_bytes)
+    if key is None:
+        return _Compactor(min_bytes).run(root)
+    found = memo.previous.get(key)
+    if isinstance(found, str):
+        try:
+            value = json.loads(found)  # fresh objects: callers may change what they get
+        except ValueError:
+            value = None
+        if isinstance(value, dict):
+            memo.used[key] = found
+            return value
+    result = _Compactor(min_bytes).run(root)
+    memo.used[key] = json.dumps(result, ensure_ascii=False, separators=(",", ":"))
+    memo.missed += 1
+    return result
+
+
+@dataclass
+class Memo:
+    """Compacted roots (as JSON text) by a digest of their input: `previous` from the stage
+    cache, `used` what this run compacted or reused (the next run's `previous`)."""
+
+    previous: Mapping[str, Any]
+    used: dict[str, Any] = field(default_factory=dict)
+    missed: int = 0
+
+
+_MEMO: ContextVar[Memo | None] = ContextVar("mcpmint_compact_memo", default=None)
+
+
+@contextmanager
+def memoized(memo: Memo) -> Iterator[Memo]:
+    """Compaction inside the block reuses and records results in `memo`."""
+    token = _MEMO.set(memo)
+    try:
+        yield memo
+    finally:
+        _MEMO.reset(token)
+
+
+def _memo_key(root: Mapping[str, Any], min_bytes: int) -> str | None:
+    """A digest of `root` as JSON in its own key order (which decides names and order), or
+    None when JSON cannot carry it exactly (a tuple, a non-string key, NaN): then the root is
+    compacted without the memo, so a hit always stands for the very same input."""
+    try:
+        text = json.dumps([min_bytes, root], ensure_ascii=False, separators=(",", ":"))
+    except (TypeError, ValueError):
+        return None
+    if json.loads(text)[1] != root:
+        return None
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 class _Compactor:

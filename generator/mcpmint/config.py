@@ -8,7 +8,6 @@ Reference: docs/config.md.
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 import re
@@ -25,12 +24,12 @@ from . import ir
 from .diagnostics import DiagnosticSink
 from .load import Limits, _decode, _parse_json, _parse_yaml, _Refused, _Source
 from .refs import escape_token
+from .resources import bundled_schema
 from .settings import check_settings
 from .toolmodes import ToolsOptions, read_tools_options
 
 CONFIG_NAMES = ("mcpmint.yaml", "mcpmint.yml")
 MAX_CONFIG_BYTES = 1024 * 1024
-_PACKAGE = Path(__file__).resolve().parent
 _DOCS_HINT = "see docs/config.md for every key, or point your editor at specs/mcpmint.schema.json"
 
 AnnotationKey = Literal["readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"]
@@ -150,18 +149,8 @@ def find_config(folder: Path) -> Path | None:
     return None
 
 
-def schema_path() -> Path:
-    # A wheel carries the schema inside the package; a checkout has it in specs/.
-    installed = _PACKAGE / "mcpmint.schema.json"
-    if installed.is_file():
-        return installed
-    return _PACKAGE.parents[1] / "specs" / "mcpmint.schema.json"
-
-
-@functools.cache
 def config_schema() -> dict[str, Any]:
-    data: dict[str, Any] = json.loads(schema_path().read_text(encoding="utf-8"))
-    return data
+    return bundled_schema("mcpmint.schema.json")
 
 
 def load_config(path: Path, sink: DiagnosticSink) -> Config | None:
@@ -473,9 +462,13 @@ def _override(key: str, node: Mapping[str, Any], pointer: str, source: _Source) 
 
 
 # ---------------------------------------------------------------------- scaffold
-def scaffold_text(spec: str, namespace: str, root: str | None = None) -> str:
+def scaffold_text(
+    spec: str, namespace: str, root: str | None = None, *, dynamic: bool = False
+) -> str:
     """The minimal `mcpmint.yaml` that `generate SPEC -o DIR` writes once into DIR, so that
-    `mcpmint generate` inside DIR rebuilds the same server. Paths are relative to DIR."""
+    `mcpmint generate` inside DIR rebuilds the same server. Paths are relative to DIR.
+
+    `dynamic`: the API is large (largeapi.py): the config offers dynamic mode, commented out."""
     lines = [
         "# The project config of this server: `mcpmint generate` in this folder regenerates",
         "# it. Yours to edit (mcpmint writes it once, when it is missing, and never again):",
@@ -487,6 +480,17 @@ def scaffold_text(spec: str, namespace: str, root: str | None = None) -> str:
     ]
     if root is not None:
         lines.append(f"    root: {_yaml_scalar(root)}")
+    if dynamic:
+        # Commented out: this config must rebuild exactly the tree the run that wrote it
+        # generated (all mode); a mode change is the user's, reviewed in the lock diff.
+        lines += [
+            "# This API is large: listing every tool takes more of a model's context than it",
+            "# can spare. Dynamic mode lists three tools that search, describe and call the",
+            "# others: uncomment the two lines below (or choose `mode: groups`, or accept the",
+            "# size with `output: {token_budget: N}`); see docs/config.md (Large APIs).",
+            "# tools:",
+            "#   mode: dynamic",
+        ]
     return "\n".join(lines) + "\n"
 
 

@@ -168,6 +168,10 @@ class Upstream:
     name: str  # the source's namespace
     base_url: str  # from its spec or manifest; may be empty (then `env` is required)
     env: str  # <PREFIX>_<NS>_BASE_URL
+    # Its server URL's variables, as `Server.server_url_template` / `server_variables` (G16):
+    # set by the operator as <PREFIX>_<NS>_SERVER_<NAME>.
+    url_template: str = ""
+    variables: tuple[tuple[str, str, tuple[str, ...]], ...] = ()
 
 
 @dataclass(frozen=True)

@@ -43,6 +43,33 @@ _DEFINITION_KEYS = (
 )
 
 
+# The parts of the `toolModes` section of tools.json that decide which tools are listed.
+_TOOL_MODE_KEYS = ("mode", "core", "listedGroups")
+# mcpmint.yaml `settings:` (suffixes) that change a safety control (docs/safety.md,
+# docs/auth.md): who may call, which tools are offered, what needs the user's yes, where
+# requests and credentials go. Recorded in the lock, so that a change to one is reviewed.
+SAFETY_SETTINGS = frozenset(
+    {
+        "AUTH",
+        "AUDIT",
+        "BASE_URL",
+        "CONFIRM_FALLBACK",
+        "INTROSPECTION_URL",
+        "ISSUER",
+        "JWKS_URL",
+        "LIST_TOOLS",
+        "READ_ONLY",
+        "RESOURCE_URL",
+        "TOOLS_ALLOW",
+        "TOOLS_DENY",
+        "TOOL_GROUPS",
+        "WRITE_RATE",
+    }
+)
+_SAFETY_FAMILIES = ("ALLOW_", "SERVER_")  # value allowlists; server URL variables
+SERVER = "(server)"  # the `tool` of a change to the server section, not to one tool
+
+
 class LockError(ValueError):
     """A document that is not a readable tools lock."""
 
@@ -87,11 +114,43 @@ def tool_summary(tool: ir.Tool, entry: Mapping[str, Any]) -> dict[str, Any]:
     return summary
 
 
+def server_summary(server: ir.Server) -> dict[str, Any]:
+    """What mcpmint.yaml decides, beyond the tools, about what a model sees and may do.
+
+    The tool mode (which tools are listed) and the run-time `settings:` that weaken or
+    strengthen a safety control. Empty for a server with neither, which keeps its lock as it
+    was before these were recorded.
+    """
+    summary: dict[str, Any] = {}
+    modes = server.tool_modes
+    if modes is not None:
+        summary["toolMode"] = {key: modes.get(key) for key in _TOOL_MODE_KEYS}
+        if modes.get("mode") == "groups":  # only there do the groups decide what is listed
+            summary["toolMode"]["groups"] = modes.get("groups")
+    settings = {
+        key: value
+        for key, value in server.settings
+        if key in SAFETY_SETTINGS or key.startswith(_SAFETY_FAMILIES)
+    }
+    if settings:
+        summary["settings"] = settings
+    return summary
+
+
 def lock_document(server: ir.Server) -> dict[str, Any]:
     """The lock of `server`'s tool surface."""
     entries = {entry["name"]: entry for entry in catalog(server)["tools"]}
     tools = {tool.name: tool_summary(tool, entries[tool.name]) for tool in server.tools}
-    return {"format": LOCK_FORMAT, "generator": "mcpmint", "tools": tools, "hash": _sha256(tools)}
+    document = {
+        "format": LOCK_FORMAT,
+        "generator": "mcpmint",
+        "tools": tools,
+        "hash": _sha256(tools),
+    }
+    summary = server_summary(server)
+    if summary:
+        document["server"] = summary
+    return document
 
 
 def lock_text(server: ir.Server) -> str:
@@ -188,6 +247,7 @@ def diff_locks(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[Change]:
         )
     for name in sorted(set(old_tools) & set(new_tools)):
         changes.extend(_tool_changes(name, old_tools[name], new_tools[name]))
+    changes.extend(_server_changes(old.get("server") or {}, new.get("server") or {}))
     return sorted(changes, key=lambda c: (c.tool, KINDS.index(c.kind), c.what, c.detail))
 
 
@@ -236,6 +296,43 @@ def _tool_changes(name: str, old: Mapping[str, Any], new: Mapping[str, Any]) -> 
     if not changes and old.get("hash") != new.get("hash"):
         review("definition changed", "the tool's canonical hash changed")
     return changes
+
+
+def _server_changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[Change]:
+    """Tool-mode and safety-setting changes: always for a person to review."""
+    changes: list[Change] = []
+    # No `tools` section is mode all with nothing else chosen: compared as such.
+    old_mode = {**_DEFAULT_TOOL_MODE, **(old.get("toolMode") or {})}
+    new_mode = {**_DEFAULT_TOOL_MODE, **(new.get("toolMode") or {})}
+    for key in sorted(set(old_mode) | set(new_mode)):
+        if old_mode.get(key) != new_mode.get(key):
+            changes.append(
+                Change(
+                    "review",
+                    SERVER,
+                    "tool mode changed",
+                    f"tools.{_MODE_OPTION.get(key, key)}: {_quote(old_mode.get(key))} -> "
+                    f"{_quote(new_mode.get(key))}; it changes which tools a model is offered",
+                )
+            )
+    old_settings, new_settings = old.get("settings") or {}, new.get("settings") or {}
+    for key in sorted(set(old_settings) | set(new_settings)):
+        before, after = old_settings.get(key), new_settings.get(key)
+        if before != after:
+            unset = " (null: not set, the built-in default)" if None in (before, after) else ""
+            changes.append(
+                Change(
+                    "review",
+                    SERVER,
+                    "safety setting changed",
+                    f"settings.{key}: {_quote(before)} -> {_quote(after)}{unset}",
+                )
+            )
+    return changes
+
+
+_MODE_OPTION = {"listedGroups": "listed_groups"}  # as mcpmint.yaml spells it
+_DEFAULT_TOOL_MODE: dict[str, Any] = {"mode": "all", "core": [], "listedGroups": []}
 
 
 def _object(schema: Any) -> tuple[dict[str, Any], set[str], dict[str, Any]]:

@@ -9,12 +9,14 @@ composition, enums), and the code that comes back is audited node by node before
 from __future__ import annotations
 
 import ast
+import hashlib
 import json
 import warnings
 from collections.abc import Mapping
 from typing import Any
 
 from . import ir, naming
+from .cache import StageCache, cache_key
 from .diagnostics import DiagnosticSink
 
 # Keywords that shape a type. Everything else (descriptions, titles, examples, defaults,
@@ -35,6 +37,8 @@ _STRUCTURAL = frozenset(
         "const",
     }
 )
+# The distributions whose code writes the models (they key the cache).
+_LIBRARIES = ("datamodel-code-generator", "pydantic")
 _ALLOWED_CALLS = frozenset({"Field", "ConfigDict"})
 _ALLOWED_NODES = (
     ast.Module,
@@ -63,9 +67,37 @@ _ALLOWED_NODES = (
 )
 
 
-def models_source(server: ir.Server, sink: DiagnosticSink) -> str:
-    """Python source of the models module (unformatted), or "" when it cannot be made."""
+def models_source(server: ir.Server, sink: DiagnosticSink, cache: StageCache | None = None) -> str:
+    """Python source of the models module (unformatted), or "" when it cannot be made.
+
+    datamodel-code-generator's output is a function of the combined structural schema alone
+    (no descriptions, examples or bounds reach it), so `cache` reuses it whenever that schema
+    is unchanged: a changed description, summary or bound costs no model generation.
+    """
     document, names = _combined_schema(server)
+    text = json.dumps(document, sort_keys=True)
+    key = cache_key("models", hashlib.sha256(text.encode("utf-8")).hexdigest(), *_LIBRARIES)
+    stored = cache.get("models", key) if cache is not None else None
+    # A stored entry is audited like a fresh one: the cache folder is not trusted more than
+    # the generator.
+    if isinstance(stored, str) and not audit(stored):
+        source: str = stored
+    else:
+        source = _generate(text, server, sink)
+        if not source:
+            return ""
+        if cache is not None:
+            cache.put("models", key, source)
+    missing = [c for pair in names.values() for c in pair if c and f"class {c}(" not in source]
+    if missing:
+        sink.error(server.source_file or "<spec>", f"typed models: classes missing: {missing[:5]}")
+        return ""
+    body = source.split("from __future__ import annotations", 1)[-1]
+    return "from __future__ import annotations\n" + body + _registry(server, names)
+
+
+def _generate(text: str, server: ir.Server, sink: DiagnosticSink) -> str:
+    """datamodel-code-generator over the combined schema `text`, audited ("" on failure)."""
     try:
         from datamodel_code_generator import InputFileType, LiteralType, PythonVersion, generate
         from datamodel_code_generator.enums import DataModelType
@@ -74,7 +106,7 @@ def models_source(server: ir.Server, sink: DiagnosticSink) -> str:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             source = generate(
-                json.dumps(document, sort_keys=True),
+                text,
                 input_file_type=InputFileType.JsonSchema,
                 output_model_type=DataModelType.PydanticV2BaseModel,
                 target_python_version=PythonVersion.PY_311,
@@ -105,12 +137,7 @@ def models_source(server: ir.Server, sink: DiagnosticSink) -> str:
             "this is a bug in the model generator's escaping; report it with the spec",
         )
         return ""
-    missing = [c for pair in names.values() for c in pair if c and f"class {c}(" not in source]
-    if missing:
-        sink.error(server.source_file or "<spec>", f"typed models: classes missing: {missing[:5]}")
-        return ""
-    body = source.split("from __future__ import annotations", 1)[-1]
-    return "from __future__ import annotations\n" + body + _registry(server, names)
+    return source
 
 
 def audit(source: str) -> str:

@@ -12,12 +12,15 @@ from pathlib import Path
 from typing import Any
 
 from . import ir
+from .cache import CACHE_DIR, StageCache, cache_key
 from .cases import build_cases
+from .compact import Memo, memoized
 from .config import CONFIG_NAMES, Config, Source, find_config, scaffold_text
 from .diagnostics import Aborted, DiagnosticSink
 from .format import Formatter, format_tree
 from .frontends.manifest import build_manifest_server, is_manifest
 from .frontends.openapi import BuildOptions, build_server
+from .largeapi import LARGE_TOKENS, all_mode_tokens, warn_if_large
 from .load import RawDocument, load_document
 from .lock import LOCK_FILE, LockError, diff_locks, has_breaking, lock_text, parse_lock
 from .models import models_source
@@ -27,7 +30,7 @@ from .resources import generator_identity
 from .sources import Part, merge_sources
 from .strict import strict_server
 from .toolmodes import apply_tools_options, check_budget
-from .validate import validate_document
+from .validate import PendingFindings, validate_document
 from .write import WriteReport, file_sha256, inputs_fingerprint, quick_up_to_date, write_tree
 
 
@@ -87,25 +90,28 @@ def build_with_inputs(
     *,
     config: Config | None = None,
     allow_partial: bool = False,
+    cache: StageCache | None = None,
+    deferred: list[PendingFindings] | None = None,
 ) -> tuple[ir.Server, tuple[Path, ...]]:
     """Like `build`, and also every file that was read (entry first). With a `config`, its
     one source, options and server identity are used (and `spec`, `namespace` and `root`
     must be the source's). `allow_partial` (or the config's `output.allow_partial`) leaves
-    out operations that cannot become tools, with warnings, instead of stopping."""
+    out operations that cannot become tools, with warnings, instead of stopping.
+    `cache` and `deferred` are passed to `validate_document`: the caller joins `deferred`."""
     options = BuildOptions(namespace=namespace)
     if config is not None:
         options, root = config_options(config), config.source.root
     if allow_partial:
         options = replace(options, allow_partial=True)
     source = config.source if config is not None else None
-    server, document = _build_source(spec, sink, options, root, source)
+    server, document = _build_source(spec, sink, options, root, source, cache, deferred)
     files = document.files
     if config is not None and len(config.sources) > 1:  # several sources, one server
         parts = [Part(config.sources[0], server, document)]
         for other in config.sources[1:]:
             other_options = replace(config_options(config, other), allow_partial=allow_partial)
             built, other_document = _build_source(
-                other.spec, sink, other_options, other.root, other
+                other.spec, sink, other_options, other.root, other, cache, deferred
             )
             parts.append(Part(other, built, other_document))
         server = merge_sources(parts, sink)
@@ -141,6 +147,8 @@ def _build_source(
     options: BuildOptions,
     root: Path | None,
     source: Source | None,
+    cache: StageCache | None = None,
+    deferred: list[PendingFindings] | None = None,
 ) -> tuple[ir.Server, RawDocument]:
     """One OpenAPI document or tool manifest -> IR (load, validate, build)."""
     document = load_document(spec, sink, root=root)
@@ -156,7 +164,7 @@ def _build_source(
     if is_manifest(document.data):  # a tool manifest (docs/manifests.md), not OpenAPI
         server = build_manifest_server(document, options, sink)
     else:
-        version = validate_document(document, sink)
+        version = validate_document(document, sink, cache=cache, deferred=deferred)
         _stop_on_errors(sink)
         assert version is not None
         server = build_server(document, version, options, sink)
@@ -176,6 +184,8 @@ def render_server(
     config: bool = True,
     root_file: str | None = None,
     formatter: Formatter = "ruff",
+    large: bool = False,
+    cache: StageCache | None = None,
 ) -> FileTree:
     """IR -> formatted files in memory. Raises `Aborted` on errors.
 
@@ -183,7 +193,7 @@ def render_server(
     minimal `mcpmint.yaml` naming `spec_file` (and `root_file`, the `$ref` root), both
     relative to the output folder, so that `mcpmint generate` there rebuilds the same server.
     """
-    models = models_source(server, sink)
+    models = models_source(server, sink, cache)
     _stop_on_errors(sink)
     cases = build_cases(server, sink)
     _stop_on_errors(sink)
@@ -192,7 +202,9 @@ def render_server(
     _stop_on_errors(sink)
     scaffold = dict(tree.scaffold)
     if config:
-        scaffold[CONFIG_NAMES[0]] = scaffold_text(spec_file, server.namespace, root_file)
+        scaffold[CONFIG_NAMES[0]] = scaffold_text(
+            spec_file, server.namespace, root_file, dynamic=large
+        )
     return FileTree(generated={**tree.generated, LOCK_FILE: lock_text(server)}, scaffold=scaffold)
 
 
@@ -272,30 +284,120 @@ def generate(spec: Path | Config, options: GenerateOptions, sink: DiagnosticSink
         report = WriteReport(quick=True)
         report.output = options.output or (config.folder if config else None)
         return report
+    # The stage cache (cache.py) in the output folder; when that folder is named after the
+    # server, it is known only once the spec is built, and `_generate` sets it then.
+    folder = options.output or (config.folder if config else None)
+    cache = StageCache(folder / CACHE_DIR if folder is not None else None)
+    deferred: list[PendingFindings] = []  # validation running beside the other stages
+    try:
+        report = _generate(spec, config, options, sink, cache, deferred)
+    finally:  # also on Aborted: the validation warnings belong with the errors
+        for pending in reversed(deferred):  # the later one first: earlier indexes stay valid
+            pending.join()
+    if not options.check and not report.blocked and not sink.has_errors:
+        cache.save()
+    return report
+
+
+def _generate(
+    spec: Path | Config,
+    config: Config | None,
+    options: GenerateOptions,
+    sink: DiagnosticSink,
+    cache: StageCache,
+    deferred: list[PendingFindings],
+) -> WriteReport:
+    # Compacted tool schemas (compact.py) are reused by a digest of their input, so a run
+    # compacts only the tools whose schemas changed.
+    memo_key = cache_key("compact", "memo")
+    previous = cache.get("compact", memo_key)
+    memo = Memo(previous if isinstance(previous, dict) else {})
+    with memoized(memo):
+        server, files, spec_path, output, config_file = _build(
+            spec, config, options, sink, cache, deferred
+        )
+    if memo.missed or memo.used.keys() != memo.previous.keys():
+        cache.put("compact", memo_key, memo.used)
+    if cache.folder is None:
+        cache.folder = output / CACHE_DIR
+    return _render_and_write(
+        server, files, spec_path, output, config_file, config, options, sink, cache
+    )
+
+
+def _build(
+    spec: Path | Config,
+    config: Config | None,
+    options: GenerateOptions,
+    sink: DiagnosticSink,
+    cache: StageCache,
+    deferred: list[PendingFindings],
+) -> tuple[ir.Server, tuple[Path, ...], Path, Path, str | None]:
+    """Load, validate and build: the server, the files read, the spec, the output folder and
+    the project config's path relative to it."""
+    config_file: str | None = None
     if config is not None:
         spec_path = config.source.spec
         server, files = build_with_inputs(
-            spec_path, sink, config=config, allow_partial=options.allow_partial
+            spec_path,
+            sink,
+            config=config,
+            allow_partial=options.allow_partial,
+            cache=cache,
+            deferred=deferred,
         )
         output = options.output or config.folder
-        config_file: str | None = _relative(config.path, output)
+        config_file = _relative(config.path, output)
         files = (*files, config.path)
     else:
         assert isinstance(spec, Path)
         spec_path = spec
         server, files = build_with_inputs(
-            spec, sink, options.namespace, options.root, allow_partial=options.allow_partial
+            spec,
+            sink,
+            options.namespace,
+            options.root,
+            allow_partial=options.allow_partial,
+            cache=cache,
+            deferred=deferred,
         )
         output = options.output or Path(server.distribution)
         config_file = None
+    return server, files, spec_path, output, config_file
+
+
+def _render_and_write(
+    server: ir.Server,
+    files: tuple[Path, ...],
+    spec_path: Path,
+    output: Path,
+    config_file: str | None,
+    config: Config | None,
+    options: GenerateOptions,
+    sink: DiagnosticSink,
+    cache: StageCache,
+) -> WriteReport:
     spec_file = _relative(spec_path, output)
     root_file = _relative(options.root, output) if options.root and config is None else None
     if config is not None:  # `output.token_budget`, over what the tool mode lists
         check_budget(server, config.tools, sink)
         _stop_on_errors(sink)
     formatter: Formatter = "black" if config is not None and config.formatter == "black" else "ruff"
+    # Large APIs (largeapi.py): a warning in all mode, dynamic mode in a new mcpmint.yaml.
+    budget = config is not None and config.tools.token_budget is not None
+    tokens = None if budget else all_mode_tokens(server)  # a budget: check_budget measured
+    where = (config.path if config else spec_path).as_posix()
+    warn_if_large(server, tokens, where, sink, budget=budget, from_spec=config is None)
+    large = tokens is not None and tokens > LARGE_TOKENS
     tree = render_server(
-        server, spec_file, sink, config=config is None, root_file=root_file, formatter=formatter
+        server,
+        spec_file,
+        sink,
+        config=config is None,
+        root_file=root_file,
+        formatter=formatter,
+        large=large,
+        cache=cache,
     )
     if config is None:
         _warn_unused_config(output, tree, sink)

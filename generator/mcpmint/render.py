@@ -240,7 +240,19 @@ def _upstreams(server: ir.Server) -> dict[str, Any]:
     """The upstream of each source after the first (docs/tools-json.md); none with one."""
     if not server.upstreams:
         return {}
-    return {"upstreams": {u.name: {"baseUrl": u.base_url, "env": u.env} for u in server.upstreams}}
+    return {"upstreams": {u.name: _upstream_entry(u) for u in server.upstreams}}
+
+
+def _upstream_entry(upstream: ir.Upstream) -> dict[str, Any]:
+    """One other source's upstream; its server URL variables only when it has some (G16)."""
+    entry: dict[str, Any] = {"baseUrl": upstream.base_url, "env": upstream.env}
+    if upstream.url_template:
+        entry["urlTemplate"] = upstream.url_template
+        entry["variables"] = {
+            name: {"default": default} | ({"enum": list(enum)} if enum else {})
+            for name, default, enum in upstream.variables
+        }
+    return entry
 
 
 def _settings(server: ir.Server) -> dict[str, Any]:
@@ -440,6 +452,17 @@ def settings_rows(server: ir.Server) -> list[dict[str, str]]:
                 "meaning": f"base URL of the upstream of source `{upstream.name}` ({default})",
             }
         )
+        for name, value, enum in upstream.variables:  # G16, as the first source's below
+            allowed = (
+                "one of " + ", ".join(f"`{_markdown_cell(v)}`" for v in enum) if enum else "any"
+            )
+            rows.append(
+                {
+                    "name": server_variable_env(upstream.env.removesuffix("_BASE_URL"), name),
+                    "meaning": f"server URL variable `{_markdown_cell(name)}` of source "
+                    f"`{upstream.name}`: {allowed} (default `{_markdown_cell(value)}`)",
+                }
+            )
     for name, default, enum in server.server_variables:  # G16: operator settings only
         allowed = "one of " + ", ".join(f"`{_markdown_cell(v)}`" for v in enum) if enum else "any"
         rows.append(

@@ -1,10 +1,13 @@
-"""Where the templates and the runtime are, installed from a wheel or in a source checkout."""
+"""Where the templates, the runtime and the JSON Schemas are, installed from a wheel or in a
+source checkout."""
 
 from __future__ import annotations
 
 import functools
 import hashlib
+import json
 from pathlib import Path
+from typing import Any
 
 _PACKAGE = Path(__file__).resolve().parent
 
@@ -19,6 +22,22 @@ def templates_dir() -> Path:
 
 def runtime_dir() -> Path:
     return _PACKAGE / "runtime"
+
+
+def schema_file(name: str) -> Path:
+    """`specs/<name>` (mcpmint.schema.json, manifest.schema.json)."""
+    # A wheel carries the schemas inside the package; a checkout has them in specs/.
+    installed = _PACKAGE / name
+    if installed.is_file():
+        return installed
+    return _PACKAGE.parents[1] / "specs" / name
+
+
+@functools.cache
+def bundled_schema(name: str) -> dict[str, Any]:
+    """The JSON Schema `specs/<name>`, read once."""
+    data: dict[str, Any] = json.loads(schema_file(name).read_text(encoding="utf-8"))
+    return data
 
 
 @functools.cache

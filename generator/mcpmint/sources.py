@@ -59,7 +59,15 @@ def merge_sources(parts: Sequence[Part], sink: DiagnosticSink) -> ir.Server:
             own = server.env_prefix + "_"
             env = tuple((role, ns_env + "_" + var.removeprefix(own)) for role, var in scheme.env)
             schemes.append(replace(scheme, name=renamed[scheme.name], env=env))
-        upstreams.append(ir.Upstream(server.namespace, server.base_url, f"{ns_env}_BASE_URL"))
+        upstreams.append(
+            ir.Upstream(
+                server.namespace,
+                server.base_url,
+                f"{ns_env}_BASE_URL",
+                server.server_url_template,
+                server.server_variables,
+            )
+        )
         stem_prefix = naming.pascal(server.namespace)
         for tool in server.tools:
             tools.append(

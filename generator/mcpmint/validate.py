@@ -7,8 +7,13 @@ tools (see the corpus notes), and later stages report, with errors, what they ca
 
 from __future__ import annotations
 
+import hashlib
+import multiprocessing
+import os
 import re
+import threading
 from collections.abc import Callable, Iterator, Mapping
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -25,7 +30,8 @@ from openapi_spec_validator import (
 )
 from openapi_spec_validator.validation import SpecValidator
 
-from .diagnostics import DiagnosticSink
+from .cache import StageCache, cache_key
+from .diagnostics import Diagnostic, DiagnosticSink, Level
 from .load import RawDocument
 from .refs import escape_token
 
@@ -101,21 +107,159 @@ _VALIDATORS: dict[tuple[str, int, int], type[SpecValidator]] = {
 }
 
 
-def validate_document(doc: RawDocument, sink: DiagnosticSink) -> SpecVersion | None:
+# Documents with at least this many path items are validated in a second process while the
+# rest of the pipeline runs (validation takes ~11 s on GitHub's 969-path spec, single-core);
+# below it, starting a process costs more than it saves.
+BACKGROUND_MIN_PATHS = 200
+# The distributions whose code decides the findings (they key the cache).
+_VALIDATOR_LIBRARIES = (
+    "openapi-spec-validator",
+    "openapi-schema-validator",
+    "jsonschema",
+    "jsonschema-path",
+)
+
+
+def validate_document(
+    doc: RawDocument,
+    sink: DiagnosticSink,
+    *,
+    cache: StageCache | None = None,
+    deferred: list[PendingFindings] | None = None,
+) -> SpecVersion | None:
     """Detect the OpenAPI/Swagger version of `doc` and report validation findings.
 
     Args:
         doc: the bundled document from the load stage.
         sink: receives an error for an unknown or missing version, and warnings for every
             strict-validation finding (at most `MAX_REPORTED`, then one summary).
+        cache: the previous run's findings for the very same files are reused.
+        deferred: when given and the document is large, the findings are computed in a
+            second process and a `PendingFindings` is appended here instead; the caller
+            must `join` it (which puts the warnings where they would have been in `sink`).
+            Findings are only ever warnings, so no later decision depends on them.
 
     Returns:
         The version, or None if the document is not a supported OpenAPI/Swagger document.
     """
     version = _detect_version(doc, sink)
-    if version is not None:
-        _report_findings(doc, version, sink)
+    if version is None:
+        return None
+    key = _findings_key(doc, version)
+    stored = cache.get("validate", key) if cache is not None else None
+    found = _decode(stored)
+    if found is not None:
+        sink.extend(found)
+        return version
+    pending = PendingFindings(doc, version, sink, cache, key)
+    if deferred is not None and pending.start():
+        deferred.append(pending)
+    else:
+        pending.join()
     return version
+
+
+def findings(doc: RawDocument, version: SpecVersion) -> list[Diagnostic]:
+    """The strict-validation warnings for `doc` (what `validate_document` reports)."""
+    sink = DiagnosticSink()
+    _report_findings(doc, version, sink)
+    return sink.items
+
+
+class PendingFindings:
+    """Validation findings being computed, possibly in a forked second process."""
+
+    _document: RawDocument | None = None  # what a forked worker validates (never pickled)
+
+    def __init__(
+        self,
+        doc: RawDocument,
+        version: SpecVersion,
+        sink: DiagnosticSink,
+        cache: StageCache | None,
+        key: str,
+    ) -> None:
+        self.doc, self.version, self.sink, self.cache, self.key = doc, version, sink, cache, key
+        self.index = len(sink.items)  # where the warnings go, as if reported right now
+        self._pool: ProcessPoolExecutor | None = None
+        self._future: Any = None
+
+    def start(self) -> bool:
+        """Fork a worker when it pays and is safe; False means "run it in `join`"."""
+        paths = self.doc.data.get("paths")
+        big = isinstance(paths, dict) and len(paths) >= BACKGROUND_MIN_PATHS
+        # fork() copies the document for free; it is only safe while no other thread runs.
+        if not big or (os.cpu_count() or 1) < 2 or threading.active_count() > 1:
+            return False
+        if "fork" not in multiprocessing.get_all_start_methods():
+            return False
+        PendingFindings._document = self.doc
+        try:
+            self._pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork"))
+            self._future = self._pool.submit(_worker_findings, self.version)
+        except (OSError, RuntimeError):
+            self._close()
+            return False
+        finally:
+            PendingFindings._document = None
+        return True
+
+    def join(self) -> None:
+        """Wait for the findings and put them into the sink at the place they belong."""
+        found: list[Diagnostic] | None = None
+        if self._future is not None:
+            try:
+                found = self._future.result()
+            except Exception:  # a worker that died: validate here instead
+                found = None
+            self._close()
+        if found is None:
+            found = findings(self.doc, self.version)
+        self.sink.items[self.index : self.index] = found
+        if self.cache is not None:
+            self.cache.put("validate", self.key, _encode(found))
+
+    def _close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+        self._pool, self._future = None, None
+
+
+def _worker_findings(version: SpecVersion) -> list[Diagnostic]:
+    doc = PendingFindings._document
+    assert doc is not None  # set by the parent just before the fork
+    return findings(doc, version)
+
+
+def _findings_key(doc: RawDocument, version: SpecVersion) -> str:
+    """The findings depend on the files' bytes (the data and the line numbers) and names."""
+    files = [[path.as_posix(), hashlib.sha256(path.read_bytes()).hexdigest()] for path in doc.files]
+    inputs = {
+        "entry": doc.path.as_posix(),
+        "root": doc.root.as_posix(),
+        "files": files,
+        "version": version.text,
+    }
+    return cache_key("validate", inputs, *_VALIDATOR_LIBRARIES)
+
+
+def _encode(found: list[Diagnostic]) -> list[list[str]]:
+    return [[d.level.value, d.location, d.message, d.hint] for d in found]
+
+
+def _decode(stored: Any) -> list[Diagnostic] | None:
+    if not isinstance(stored, list):
+        return None
+    found = []
+    for item in stored:
+        if not (
+            isinstance(item, list) and len(item) == 4 and all(isinstance(x, str) for x in item)
+        ):
+            return None
+        if item[0] not in (Level.ERROR.value, Level.WARNING.value):
+            return None
+        found.append(Diagnostic(Level(item[0]), item[1], item[2], item[3]))
+    return found
 
 
 def _detect_version(doc: RawDocument, sink: DiagnosticSink) -> SpecVersion | None:

@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+import copy
 import json
-from collections.abc import Callable
+import socket
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from typing import Any
 
+import anyio
 import httpx2
 import mcp_types as types
+import uvicorn
 from mcp.client import ClientRequestContext
+from starlette.types import ASGIApp
+
+from mcpmint.runtime.catalog import Catalog, load_catalog
 
 BASE_URL = "https://api.example.com/v1"
 TOKEN_URL = "https://auth.example.com/oauth/token"
@@ -316,6 +324,16 @@ class Answer:
         return [p.message for p in self.asked]
 
 
+def with_twin_delete() -> Catalog:
+    """The test catalog plus a second DELETE tool taking the same arguments."""
+    data = catalog_data()
+    twin = copy.deepcopy(next(t for t in data["tools"] if t["name"] == "pets_delete_pet"))
+    twin["name"] = "pets_purge_pet"
+    twin["request"]["path"] = "/pets/{petId}/purge"
+    data["tools"].append(twin)
+    return load_catalog(data)
+
+
 def json_body(request: httpx2.Request) -> Any:
     return json.loads(request.content)
 
@@ -337,3 +355,41 @@ def one_tool_catalog(
 
 
 param = _param
+
+
+def listening_socket() -> socket.socket:
+    """A loopback socket, bound and listening before uvicorn starts: connections wait in the
+    backlog, so there is nothing to poll for."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    sock.listen()
+    return sock
+
+
+@asynccontextmanager
+async def serve(app: ASGIApp, sock: socket.socket) -> AsyncIterator[str]:
+    """`app` served by uvicorn on `sock` for the block; yields its base URL."""
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(server.serve, [sock])
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+        server.should_exit = True
+    sock.close()
+
+
+# Headers and a body for raw JSON-RPC over streamable HTTP (below the SDK client).
+MCP_HEADERS = {
+    "Accept": "application/json, text/event-stream",
+    "Content-Type": "application/json",
+}
+PING = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+
+
+class Clock:
+    """A clock that moves only when a test sets `now`."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now

@@ -11,14 +11,12 @@ import base64
 import hashlib
 import hmac
 import json
-import socket
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-import anyio
 import httpx2
 import jwt
 import mcp_types as types
@@ -29,12 +27,20 @@ from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
-from runtime_support import Answer, Recorder, catalog_data
+from runtime_support import (
+    MCP_HEADERS,
+    PING,
+    Answer,
+    Clock,
+    Recorder,
+    catalog_data,
+    listening_socket,
+    serve,
+)
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
-from starlette.types import ASGIApp
 
 from mcpmint.runtime.auth import (
     Caller,
@@ -57,11 +63,6 @@ pytestmark = pytest.mark.anyio
 
 ISSUER = "https://auth.example.com"
 OTHER_AS = "https://login.example.org/tenant"
-MCP_HEADERS = {
-    "Accept": "application/json, text/event-stream",
-    "Content-Type": "application/json",
-}
-PING = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
 INITIALIZE = {
     "jsonrpc": "2.0",
     "id": 1,
@@ -158,24 +159,6 @@ def handmade(header: dict[str, Any], payload: dict[str, Any], secret: bytes | No
 # ------------------------------------------------------------------------------ servers
 
 
-def _listening_socket() -> socket.socket:
-    # Bound and listening before uvicorn starts: connections wait in the backlog.
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.bind(("127.0.0.1", 0))
-    sock.listen()
-    return sock
-
-
-@asynccontextmanager
-async def serve(app: ASGIApp, sock: socket.socket) -> AsyncIterator[str]:
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(server.serve, [sock])
-        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
-        server.should_exit = True
-    sock.close()
-
-
 @dataclass
 class Jwks:
     """A JWKS endpoint whose key set the test changes; counts every fetch."""
@@ -193,7 +176,7 @@ class Jwks:
 async def jwks(rsa_key: Key, ec_key: Key) -> AsyncIterator[Jwks]:
     state = Jwks(keys=[rsa_key.jwk, ec_key.jwk])
     app = Starlette(routes=[Route("/jwks.json", state.endpoint)])
-    async with serve(app, _listening_socket()) as url:
+    async with serve(app, listening_socket()) as url:
         state.url = f"{url}/jwks.json"
         yield state
 
@@ -271,7 +254,7 @@ async def running(
     settings_env: Callable[[str], dict[str, str]] | None = None,
     tool_mode: str = "all",
 ) -> AsyncIterator[Stack]:
-    sock = _listening_socket()
+    sock = listening_socket()
     resource = f"http://127.0.0.1:{sock.getsockname()[1]}/mcp"
     environ = auth_env(env, jwks.url, resource)
     if settings_env is not None:
@@ -675,14 +658,6 @@ def test_H7_bad_settings_exit_2_naming_the_variable(
 # ------------------------------------------------------------------------------ key rotation
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
 @pytest.fixture
 def clock() -> Iterator[Clock]:
     yield Clock()
@@ -764,7 +739,7 @@ class Introspection:
 async def introspection() -> AsyncIterator[Introspection]:
     state = Introspection()
     app = Starlette(routes=[Route("/introspect", state.endpoint, methods=["POST"])])
-    async with serve(app, _listening_socket()) as url:
+    async with serve(app, listening_socket()) as url:
         state.url = f"{url}/introspect"
         yield state
 

@@ -11,7 +11,7 @@ import mcp_types as types
 import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
-from runtime_support import ENV, Answer, Recorder, catalog_data, json_body
+from runtime_support import ENV, Answer, Recorder, catalog_data, json_body, with_twin_delete
 
 from mcpmint.runtime.catalog import Catalog, load_catalog
 from mcpmint.runtime.confirm import (
@@ -57,16 +57,6 @@ def variant(**changes: dict[str, Any]) -> Catalog:
     data = catalog_data()
     for tool in data["tools"]:
         tool.update(changes.get(tool["name"], {}))
-    return load_catalog(data)
-
-
-def with_twin_delete() -> Catalog:
-    """The test catalog plus a second DELETE tool taking the same arguments."""
-    data = catalog_data()
-    twin = copy.deepcopy(next(t for t in data["tools"] if t["name"] == "pets_delete_pet"))
-    twin["name"] = "pets_purge_pet"
-    twin["request"]["path"] = "/pets/{petId}/purge"
-    data["tools"].append(twin)
     return load_catalog(data)
 
 

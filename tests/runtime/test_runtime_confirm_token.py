@@ -6,7 +6,6 @@ asserts on what a recording upstream received.
 
 from __future__ import annotations
 
-import copy
 import io
 import json
 import re
@@ -20,7 +19,7 @@ from mcp import Client
 from mcp.server.auth.middleware.auth_context import auth_context_var
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
-from runtime_support import ENV, Answer, Recorder, catalog_data
+from runtime_support import ENV, Answer, Recorder, catalog_data, with_twin_delete
 
 import mcpmint.runtime.server as server_module
 from mcpmint.runtime.audit import AuditLog
@@ -67,15 +66,6 @@ async def call_with(
     client: Client, name: str, args: dict[str, Any], token: str
 ) -> types.CallToolResult:
     return await client.call_tool(name, {**args, TOKEN_ARGUMENT: token})
-
-
-def with_twin_delete() -> Catalog:
-    data = catalog_data()
-    twin = copy.deepcopy(next(t for t in data["tools"] if t["name"] == "pets_delete_pet"))
-    twin["name"] = "pets_purge_pet"
-    twin["request"]["path"] = "/pets/{petId}/purge"
-    data["tools"].append(twin)
-    return load_catalog(data)
 
 
 # ------------------------------------------------------------------------------ S11

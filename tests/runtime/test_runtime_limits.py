@@ -15,7 +15,7 @@ import httpx2
 import mcp_types as types
 import pytest
 from mcp import Client
-from runtime_support import Answer, Recorder, catalog_data
+from runtime_support import Answer, Clock, Recorder, catalog_data
 
 from mcpmint.runtime.audit import AuditLog
 from mcpmint.runtime.catalog import Catalog, load_catalog
@@ -40,14 +40,6 @@ class Sleeps:
 
     async def __call__(self, seconds: float) -> None:
         self.delays.append(seconds)
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 @asynccontextmanager

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
 import sys
 from collections.abc import AsyncIterator
@@ -14,11 +13,10 @@ import anyio
 import httpx2
 import mcp_types as types
 import pytest
-import uvicorn
 from anyio.streams.text import TextReceiveStream
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
-from runtime_support import Recorder, catalog_data
+from runtime_support import MCP_HEADERS, PING, Recorder, catalog_data, listening_socket, serve
 
 from mcpmint.runtime.catalog import Catalog
 from mcpmint.runtime.server import build_server, http_app, main
@@ -152,19 +150,9 @@ def test_main_refuses_a_public_host_without_inbound_auth(
 
 @pytest.fixture
 async def http_url(catalog: Catalog, upstream: Recorder, env: dict[str, str]) -> AsyncIterator[str]:
-    # Bound and listening before uvicorn starts: connections wait in the backlog, so there is
-    # nothing to poll for.
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.bind(("127.0.0.1", 0))
-    sock.listen()
-    port = sock.getsockname()[1]
     app = http_app(build_server(catalog, transport=upstream.transport, environ=env))
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(server.serve, [sock])
-        yield f"http://127.0.0.1:{port}"
-        server.should_exit = True
-    sock.close()
+    async with serve(app, listening_socket()) as url:
+        yield url
 
 
 async def test_streamable_http_lists_tools_and_calls_one(
@@ -179,13 +167,6 @@ async def test_streamable_http_lists_tools_and_calls_one(
     assert isinstance(result, types.CallToolResult) and not result.is_error
     assert result.structured_content == {"id": 1, "name": "Rex"}
     assert upstream.target == "/v1/pets/a%2Fb?q=x%26y"
-
-
-MCP_HEADERS = {
-    "Accept": "application/json, text/event-stream",
-    "Content-Type": "application/json",
-}
-PING = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
 
 
 @pytest.mark.parametrize(

@@ -10,13 +10,10 @@ same way. Reference: docs/manifests.md.
 
 from __future__ import annotations
 
-import functools
-import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from jsonschema import Draft202012Validator
 
@@ -24,18 +21,33 @@ from .. import ir, naming, refs
 from ..config import check_schema
 from ..diagnostics import DiagnosticSink
 from ..load import RawDocument
+from ..resources import bundled_schema
 from ..runtime.catalog import RESERVED_HEADERS
 from ..schema import SchemaConverter
 from ..text import clean_text, instruction_like, one_line
+from . import common
 from .openapi import BuildOptions
 
 MANIFEST_KEY = "mcpmint_manifest"
+# A security requirement that names no usable scheme: the message (then the name) and hint.
+_UNDEFINED_SCHEME = (
+    "security names an undefined scheme",
+    "define it under security_schemes",
+)
+
 _DOCS_HINT = "see docs/manifests.md, or point your editor at specs/manifest.schema.json"
-_PACKAGE = Path(__file__).resolve().parents[1]
 _PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
 _QUERY_METHODS = frozenset({"GET", "HEAD", "DELETE", "OPTIONS"})
 _STYLES = {"path": "simple", "query": "form", "header": "simple", "cookie": "form"}
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+class _HasName(Protocol):
+    @property
+    def name(self) -> str: ...
+
+
+_Named = TypeVar("_Named", bound=_HasName)  # a tool or a prompt
 
 
 def is_manifest(data: Any) -> bool:
@@ -46,18 +58,8 @@ def is_manifest(data: Any) -> bool:
     return MANIFEST_KEY in data or "tools" in data
 
 
-def schema_path() -> Path:
-    # A wheel carries the schema inside the package; a checkout has it in specs/.
-    installed = _PACKAGE / "manifest.schema.json"
-    if installed.is_file():
-        return installed
-    return _PACKAGE.parents[1] / "specs" / "manifest.schema.json"
-
-
-@functools.cache
 def manifest_schema() -> dict[str, Any]:
-    data: dict[str, Any] = json.loads(schema_path().read_text(encoding="utf-8"))
-    return data
+    return bundled_schema("manifest.schema.json")
 
 
 def build_manifest_server(
@@ -99,24 +101,11 @@ class _Builder:
         )
         title = one_line(str(data.get("title") or namespace))
         schemes = self.security_schemes(namespace.upper())
-        tools: list[ir.Tool] = []
-        owners: dict[str, str] = {}
-        for index, node in enumerate(data["tools"]):
-            pointer = f"#/tools/{index}"
-            tool = self.tool(namespace, node, pointer, {s.name for s in schemes})
-            if tool is None:
-                continue
-            if tool.name in owners:
-                self.sink.error(
-                    self.locate(f"{pointer}/name"),
-                    f"two tools are named {tool.name!r}: {owners[tool.name]} and "
-                    f"{self.locate(pointer + '/name')}",
-                    "tool names must be unique; rename one",
-                )
-                continue
-            owners[tool.name] = self.locate(f"{pointer}/name")
-            tools.append(tool)
         known = {s.name for s in schemes}
+        tools = self.named(
+            "tools", "tool", lambda node, pointer: self.tool(namespace, node, pointer, known)
+        )
+        owners = {tool.name: self.locate(f"{tool.source}/name") for tool in tools}
         resources = self.resources(namespace, known)
         for resource in resources:
             if resource.name in owners:  # one namespace of Python functions in hooks.py
@@ -136,22 +125,42 @@ class _Builder:
                 "no base_url: HTTP-bound tools need one at run time",
                 f"set base_url in the manifest, or {namespace.upper()}_BASE_URL when running",
             )
-        return ir.Server(
-            distribution=f"{namespace.replace('_', '-')}-mcp",
-            package=f"{namespace}_mcp",
-            namespace=namespace,
-            env_prefix=namespace.upper(),
+        return common.new_server(
+            namespace,
             title=title,
-            version=one_line(str(data.get("version") or "0.0.0"), 64),
-            description=clean_text(str(data.get("description") or "")),
-            instructions="",
+            version=str(data.get("version") or "0.0.0"),
+            description=str(data.get("description") or ""),
+            tools=tools,
+            security_schemes=schemes,
             base_url=base_url.rstrip("/"),
             spec_servers=(base_url.rstrip("/"),) if base_url else (),
-            tools=tuple(sorted(tools, key=lambda t: t.name)),
-            security_schemes=tuple(sorted(schemes, key=lambda s: s.name)),
             resources=tuple(sorted(resources, key=lambda r: r.name)),
             prompts=tuple(sorted(prompts, key=lambda p: p.name)),
         )
+
+    def named(
+        self, section: str, kind: str, build: Callable[[Mapping[str, Any], str], _Named | None]
+    ) -> list[_Named]:
+        """Each entry of the list `section` that `build` makes something of, refusing a second
+        entry with a name already taken (`kind` says what it is in the message)."""
+        found: list[_Named] = []
+        owners: dict[str, str] = {}
+        for index, node in enumerate(self.data.get(section, ())):
+            pointer = f"#/{section}/{index}"
+            item = build(node, pointer)
+            if item is None:
+                continue
+            if item.name in owners:
+                self.sink.error(
+                    self.locate(f"{pointer}/name"),
+                    f"two {kind}s are named {item.name!r}: {owners[item.name]} and "
+                    f"{self.locate(pointer + '/name')}",
+                    f"{kind} names must be unique; rename one",
+                )
+                continue
+            owners[item.name] = self.locate(f"{pointer}/name")
+            found.append(item)
+        return found
 
     # ------------------------------------------------------------------ resources, prompts
     def resources(self, namespace: str, known_schemes: set[str]) -> list[ir.Resource]:
@@ -230,9 +239,8 @@ class _Builder:
             )
             mime = str(node.get("mime_type") or "application/json")
             request = ir.Request("GET", path, parameters, None, mime)
-        title = (
-            one_line(str(node.get("title") or ""))
-            or " ".join(naming.words(name[len(namespace) + 1 :])).capitalize()
+        title = one_line(str(node.get("title") or "")) or common.default_title(
+            name[len(namespace) + 1 :]
         )
         return ir.Resource(
             name=name,
@@ -247,24 +255,9 @@ class _Builder:
         )
 
     def prompts(self, namespace: str) -> list[ir.Prompt]:
-        found: list[ir.Prompt] = []
-        owners: dict[str, str] = {}
-        for index, node in enumerate(self.data.get("prompts", ())):
-            pointer = f"#/prompts/{index}"
-            prompt = self.prompt(namespace, node, pointer)
-            if prompt is None:
-                continue
-            if prompt.name in owners:
-                self.sink.error(
-                    self.locate(f"{pointer}/name"),
-                    f"two prompts are named {prompt.name!r}: {owners[prompt.name]} and "
-                    f"{self.locate(pointer + '/name')}",
-                    "prompt names must be unique; rename one",
-                )
-                continue
-            owners[prompt.name] = self.locate(f"{pointer}/name")
-            found.append(prompt)
-        return found
+        return self.named(
+            "prompts", "prompt", lambda node, pointer: self.prompt(namespace, node, pointer)
+        )
 
     def prompt(self, namespace: str, node: Mapping[str, Any], pointer: str) -> ir.Prompt | None:
         name = self.tool_name(namespace, node, pointer)
@@ -298,9 +291,8 @@ class _Builder:
                     ok = False
         if not ok:
             return None
-        title = (
-            one_line(str(node.get("title") or ""))
-            or " ".join(naming.words(name[len(namespace) + 1 :])).capitalize()
+        title = one_line(str(node.get("title") or "")) or common.default_title(
+            name[len(namespace) + 1 :]
         )
         return ir.Prompt(
             name=name,
@@ -316,7 +308,7 @@ class _Builder:
         schemes: list[ir.SecurityScheme] = []
         for name, node in (self.data.get("security_schemes") or {}).items():
             pointer = refs.join("#/security_schemes", name)
-            var = f"{env_prefix}_{naming.env_name(str(name)) or 'CREDENTIAL'}"
+            var = common.credential_variable(env_prefix, str(name))
             kind = node["type"]
             if kind == "apiKey":
                 location, parameter = node.get("in"), node.get("name")
@@ -336,18 +328,11 @@ class _Builder:
                         "choose the header the API expects, e.g. X-API-Key",
                     )
                     continue
-                schemes.append(
-                    ir.SecurityScheme(
-                        str(name), "apiKey", location, parameter, env=(("value", var),)
-                    )
-                )
+                schemes.append(common.api_key_scheme(str(name), location, parameter, var))
             elif node.get("scheme") == "basic":
-                basic = (("password", f"{var}_PASSWORD"), ("username", f"{var}_USERNAME"))
-                schemes.append(ir.SecurityScheme(str(name), "http", scheme="basic", env=basic))
+                schemes.append(common.basic_scheme(str(name), var))
             elif node.get("scheme") == "bearer":
-                schemes.append(
-                    ir.SecurityScheme(str(name), "http", scheme="bearer", env=(("token", var),))
-                )
+                schemes.append(common.bearer_scheme(str(name), var))
             else:
                 self.sink.error(
                     self.locate(pointer),
@@ -359,31 +344,14 @@ class _Builder:
     def security(
         self, node: Mapping[str, Any], pointer: str, known: set[str]
     ) -> tuple[tuple[ir.SchemeUse, ...], ...]:
-        if "security" in node:
-            requirements, where = node["security"], f"{pointer}/security"
-        else:
-            requirements, where = self.data.get("security", []), "#/security"
-        alternatives: list[tuple[ir.SchemeUse, ...]] = []
-        for index, requirement in enumerate(requirements):
-            uses: list[ir.SchemeUse] = []
-            for scheme, scopes in requirement.items():
-                if scheme not in known:
-                    self.sink.error(
-                        self.locate(refs.join(where, index, scheme)),
-                        f"security names an undefined scheme {scheme!r}",
-                        "define it under security_schemes",
-                    )
-                    continue
-                uses.append(ir.SchemeUse(str(scheme), tuple(str(s) for s in scopes)))
-            alternatives.append(tuple(sorted(uses, key=lambda u: u.scheme)))
-        return tuple(alternatives)
+        return common.security_requirements(
+            self.data, node, pointer, known, self.locate, self.sink, _UNDEFINED_SCHEME
+        )
 
     # ------------------------------------------------------------------ tools
     def tool_name(self, namespace: str, node: Mapping[str, Any], pointer: str) -> str | None:
         """Names are the operator's: taken as written (namespaced), never shortened."""
-        name = str(node["name"])
-        if not name.startswith(namespace + "_"):
-            name = f"{namespace}_{name}"
+        name = common.namespaced(namespace, str(node["name"]))
         limit = self.options.max_tool_name
         if len(name) > limit:
             self.sink.error(
@@ -429,7 +397,7 @@ class _Builder:
                 "describe what the tool does, when to use it and what it returns",
             )
         stem = name[len(namespace) + 1 :]
-        title = one_line(str(node.get("title") or "")) or " ".join(naming.words(stem)).capitalize()
+        title = one_line(str(node.get("title") or "")) or common.default_title(stem)
         annotations = self.annotations(node, title, request)
         confirmation = node.get("confirmation") or ir.confirmation_for(
             self.options.confirmation, annotations
@@ -634,7 +602,7 @@ class _Builder:
         come from the method (HTTP) or MCP's cautious defaults (a handler may do anything)."""
         written = node.get("annotations", {})
         if request is not None:
-            base = _method_annotations(request.method, title)
+            base = common.method_annotations(request.method, title)
         else:
             base = ir.Annotations(title, read_only=False, destructive=True, idempotent=False)
         read_only = bool(written.get("readOnlyHint", base.read_only))
@@ -655,13 +623,3 @@ def placeholders(text: str) -> list[str]:
     """The `{name}` placeholders of a prompt message (`{{` and `}}` are literal braces); the
     runtime fills them the same way (runtime/content.py `render_text`)."""
     return [m.group(1) for m in _TEMPLATE_TOKEN.finditer(text) if m.group(1) is not None]
-
-
-def _method_annotations(method: str, title: str) -> ir.Annotations:
-    if method in ("GET", "HEAD", "OPTIONS"):
-        return ir.Annotations(title, read_only=True, destructive=False, idempotent=True)
-    if method == "POST":
-        return ir.Annotations(title, read_only=False, destructive=False, idempotent=False)
-    if method == "PATCH":
-        return ir.Annotations(title, read_only=False, destructive=True, idempotent=False)
-    return ir.Annotations(title, read_only=False, destructive=True, idempotent=True)

@@ -26,6 +26,13 @@ from ..sample import sample_instance
 from ..schema import SchemaConverter, SchemaRoot
 from ..text import clean_text, instruction_like, one_line
 from ..validate import SpecVersion
+from . import common
+
+# A security requirement that names no usable scheme: the message (then the name) and hint.
+_UNDEFINED_SCHEME = (
+    "security requirement names an undefined or unsupported scheme",
+    "define it under components.securitySchemes",
+)
 
 HTTP_METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
 _LOCATION_ORDER = {"path": 0, "query": 1, "header": 2, "cookie": 3}
@@ -146,21 +153,17 @@ class _Builder:
             )
         base_url, servers = self.base_url()
         url_template, url_variables = servers_check.server_template(self.data, base_url)
-        return ir.Server(
-            distribution=f"{namespace.replace('_', '-')}-mcp",
-            package=f"{namespace}_mcp",
-            namespace=namespace,
-            env_prefix=namespace.upper(),
+        return common.new_server(
+            namespace,
             title=title,
-            version=one_line(str(info.get("version") or "0.0.0"), 64),
-            description=clean_text(str(info.get("description") or "")),
-            instructions="",
+            version=str(info.get("version") or "0.0.0"),
+            description=str(info.get("description") or ""),
+            tools=tools,
+            security_schemes=security_schemes,
             base_url=base_url,
             spec_servers=servers,
             server_url_template=url_template,
             server_variables=url_variables,
-            tools=tuple(sorted(tools, key=lambda t: t.name)),
-            security_schemes=tuple(sorted(security_schemes, key=lambda s: s.name)),
             skipped=tuple(self.skipped),
         )
 
@@ -208,7 +211,7 @@ class _Builder:
             scheme, pointer = self.deref(node, pointer)
             if not isinstance(scheme, Mapping):
                 continue
-            var = f"{env_prefix}_{naming.env_name(str(name)) or 'CREDENTIAL'}"
+            var = common.credential_variable(env_prefix, str(name))
             kind = scheme.get("type")
             if (
                 kind == "apiKey"
@@ -222,24 +225,12 @@ class _Builder:
                     "refuse to run",
                 )
             elif kind == "apiKey" and scheme.get("in") in ("header", "query", "cookie"):
-                schemes.append(
-                    ir.SecurityScheme(
-                        name=str(name),
-                        type="apiKey",
-                        location=str(scheme["in"]),
-                        parameter=str(scheme.get("name", "")),
-                        env=(("value", var),),
-                    )
-                )
+                location, parameter = str(scheme["in"]), str(scheme.get("name", ""))
+                schemes.append(common.api_key_scheme(str(name), location, parameter, var))
             elif kind == "http" and str(scheme.get("scheme", "")).lower() == "bearer":
-                schemes.append(
-                    ir.SecurityScheme(
-                        name=str(name), type="http", scheme="bearer", env=(("token", var),)
-                    )
-                )
+                schemes.append(common.bearer_scheme(str(name), var))
             elif kind == "http" and str(scheme.get("scheme", "")).lower() == "basic":
-                basic = (("password", f"{var}_PASSWORD"), ("username", f"{var}_USERNAME"))
-                schemes.append(ir.SecurityScheme(str(name), "http", scheme="basic", env=basic))
+                schemes.append(common.basic_scheme(str(name), var))
             elif kind in ("oauth2", "openIdConnect"):
                 token_url = ""
                 flows = scheme.get("flows")
@@ -266,29 +257,9 @@ class _Builder:
     def security(
         self, operation: Mapping[str, Any], pointer: str, known: set[str]
     ) -> tuple[tuple[ir.SchemeUse, ...], ...]:
-        if "security" in operation:
-            requirements, where = operation["security"], refs.join(pointer, "security")
-        else:
-            requirements, where = self.data.get("security", []), "#/security"
-        if not isinstance(requirements, list):
-            return ()
-        alternatives: list[tuple[ir.SchemeUse, ...]] = []
-        for index, requirement in enumerate(requirements):
-            if not isinstance(requirement, Mapping):
-                continue
-            uses: list[ir.SchemeUse] = []
-            for scheme, scopes in requirement.items():
-                if scheme not in known:
-                    self.sink.error(
-                        self.locate(refs.join(where, index, scheme)),
-                        f"security requirement names an undefined or unsupported scheme {scheme!r}",
-                        "define it under components.securitySchemes",
-                    )
-                    continue
-                scope_list = tuple(str(s) for s in scopes) if isinstance(scopes, list) else ()
-                uses.append(ir.SchemeUse(str(scheme), scope_list))
-            alternatives.append(tuple(sorted(uses, key=lambda u: u.scheme)))
-        return tuple(alternatives)
+        return common.security_requirements(
+            self.data, operation, pointer, known, self.locate, self.sink, _UNDEFINED_SCHEME
+        )
 
     # ------------------------------------------------------------------ operations
     def operations(self) -> list[_Operation]:
@@ -412,9 +383,7 @@ class _Builder:
             override = overrides.get(op.key)
             if override is None or override.name is None:
                 continue
-            name = override.name
-            if not name.startswith(namespace + "_"):
-                name = f"{namespace}_{name}"
+            name = common.namespaced(namespace, override.name)
             if len(name) > limit:
                 self.sink.error(
                     override.location,
@@ -620,8 +589,7 @@ class _Builder:
                     f"the {key} reads like an instruction to the model ({phrase[:60]!r})",
                     "review it; replace it with a `description` override in mcpmint.yaml",
                 )
-        words = naming.words(name[len(namespace) + 1 :])
-        title = summary or " ".join(words).capitalize()
+        title = summary or common.default_title(name[len(namespace) + 1 :])
         full_description = (
             "\n\n".join(
                 part for part in (summary, description if description != summary else "") if part
@@ -631,7 +599,7 @@ class _Builder:
         if operation.get("deprecated") is True:
             full_description = "Deprecated. " + full_description
         method = op.method.upper()
-        annotations = _annotations(method, title)
+        annotations = common.method_annotations(method, title)
         return ir.Tool(
             name=name,
             python_name=name,
@@ -1113,15 +1081,3 @@ def _matches_all(selection: Selection, op: _Operation) -> bool:
 
 def _matches_any(selection: Selection, op: _Operation) -> bool:
     return any(_matches(selection, op))
-
-
-def _annotations(method: str, title: str) -> ir.Annotations:
-    """Derived from the method only: hints inside the spec never make a tool look safer."""
-    if method in ("GET", "HEAD", "OPTIONS", "TRACE"):
-        return ir.Annotations(title, read_only=True, destructive=False, idempotent=True)
-    if method == "POST":
-        return ir.Annotations(title, read_only=False, destructive=False, idempotent=False)
-    if method == "PATCH":
-        return ir.Annotations(title, read_only=False, destructive=True, idempotent=False)
-    # PUT replaces and DELETE removes: both can lose data, and both are idempotent.
-    return ir.Annotations(title, read_only=False, destructive=True, idempotent=True)

@@ -461,14 +461,21 @@ class JwtVerifier(TokenVerifier):
                 "GET", self._settings.jwks_url, headers={"Accept": "application/json"}
             ) as response,
         ):
-            if response.status_code != 200:
-                raise ValueError(f"HTTP {response.status_code}")
-            body = bytearray()
-            async for chunk in response.aiter_bytes():
-                body.extend(chunk)
-                if len(body) > MAX_JWKS_BYTES:
-                    raise ValueError("JWKS too large")
+            body = await _read_capped(response, MAX_JWKS_BYTES, "JWKS too large")
         return json.loads(body)
+
+
+async def _read_capped(response: httpx2.Response, limit: int, too_large: str) -> bytes:
+    """The body of a 200 answer, read no further than `limit` bytes (a hostile or broken
+    server may send without end); anything else is a ValueError."""
+    if response.status_code != 200:
+        raise ValueError(f"HTTP {response.status_code}")
+    body = bytearray()
+    async for chunk in response.aiter_bytes():
+        body.extend(chunk)
+        if len(body) > limit:
+            raise ValueError(too_large)
+    return bytes(body)
 
 
 def _parse_jwks(document: Any) -> tuple[_Key, ...]:
@@ -598,13 +605,9 @@ class IntrospectionVerifier(TokenVerifier):
                 content=urlencode({"token": token, "token_type_hint": "access_token"}),
             ) as response,
         ):
-            if response.status_code != 200:
-                raise ValueError(f"HTTP {response.status_code}")
-            body = bytearray()
-            async for chunk in response.aiter_bytes():
-                body.extend(chunk)
-                if len(body) > MAX_INTROSPECTION_BYTES:
-                    raise ValueError("introspection answer too large")
+            body = await _read_capped(
+                response, MAX_INTROSPECTION_BYTES, "introspection answer too large"
+            )
         return json.loads(body)
 
 

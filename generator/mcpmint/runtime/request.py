@@ -24,6 +24,7 @@ __all__ = [
     "build_request",
     "new_boundary",
     "split_base_url",
+    "without_nulls",
 ]
 
 # RFC 3986 pchar minus "%" (so that a literal "%" in a template cannot forge an escape), plus "/".
@@ -70,7 +71,7 @@ def build_request(tool: Tool, arguments: Mapping[str, Any], base_url: str) -> Pr
     if tool.meta.get("nullsAbsent") is True:
         # Strict-mode schemas make every property required and the optional ones nullable:
         # an explicit null is how a client says "not given", at every level.
-        arguments = _without_nulls(arguments)
+        arguments = without_nulls(arguments)
     path = _render_path(spec.path, spec.parameters, arguments)
     query: list[str] = []
     headers: list[tuple[str, str]] = []
@@ -103,11 +104,12 @@ def build_request(tool: Tool, arguments: Mapping[str, Any], base_url: str) -> Pr
     return PreparedRequest(method=spec.method, url=url, headers=tuple(headers), body=body)
 
 
-def _without_nulls(value: Any) -> Any:
+def without_nulls(value: Any) -> Any:
+    """`value` without null object members, at every level (strict-mode "not given")."""
     if isinstance(value, Mapping):
-        return {k: _without_nulls(v) for k, v in value.items() if v is not None}
+        return {k: without_nulls(v) for k, v in value.items() if v is not None}
     if isinstance(value, list):
-        return [_without_nulls(item) for item in value]
+        return [without_nulls(item) for item in value]
     return value
 
 

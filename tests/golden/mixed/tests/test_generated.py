@@ -42,17 +42,20 @@ def anyio_backend() -> str:
 class Upstream:
     """A stand-in for the upstream API: records every request, answers as told."""
 
-    def __init__(self, status: int = 200, body: Any = None, fail: bool = False) -> None:
+    def __init__(
+        self, status: int = 200, body: Any = None, fail: bool = False, text: bool = False
+    ) -> None:
         self.status = status
         self.body = body
         self.fail = fail
+        self.text = text  # answer in text/plain; otherwise JSON, even for a bare string
         self.requests: list[httpx2.Request] = []
 
     def handle(self, request: httpx2.Request) -> httpx2.Response:
         self.requests.append(request)
         if self.fail:
             raise httpx2.ConnectError("connection refused", request=request)
-        if isinstance(self.body, str):
+        if self.text:
             return httpx2.Response(self.status, text=self.body)
         return httpx2.Response(self.status, json=self.body)
 
@@ -102,7 +105,7 @@ def test_typed_models_accept_the_example_arguments(name: str) -> None:
 @pytest.mark.parametrize("name", sorted(CASES["calls"]))
 async def test_each_tool_sends_the_request_the_spec_describes(mode: str, name: str) -> None:
     case = CASES["calls"][name]
-    upstream = Upstream(body=case["response"])
+    upstream = Upstream(body=case["response"], text=case["responseText"])
     user = User()
     async with Client(upstream.server(), mode=mode, elicitation_callback=user) as client:
         result = await client.call_tool(name, case["arguments"])

@@ -418,6 +418,9 @@ class _Runtime:
         # tool's own call, which then takes exactly the path below.
         routed = self._router.route(params)
         if isinstance(routed, types.CallToolResult):
+            # Search and describe (or a malformed `call_tool`) are calls too: metered like any.
+            kind = "argument_error" if routed.is_error else "ok"
+            self.metrics.record(params.name, kind, time.monotonic() - started)
             return routed
         params = routed
         caller = _caller()

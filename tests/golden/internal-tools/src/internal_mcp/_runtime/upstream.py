@@ -8,7 +8,6 @@ internal address must not carry our credentials there), cookies from responses a
 from __future__ import annotations
 
 import logging
-import re
 import weakref
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -22,7 +21,7 @@ from .catalog import Catalog, Upstream
 from .limits import RETRY_METHODS, RETRY_STATUSES, Limits, retry_delay
 from .redaction import RedactingFilter
 from .request import PreparedRequest, split_base_url
-from .upstreams import server_variable_env
+from .upstreams import BaseUrlError, expand_url_template, server_variable_env
 
 __all__ = [
     "MAX_RESPONSE_BYTES",
@@ -38,8 +37,6 @@ __all__ = [
 # truncation note can say how much was cut.
 MAX_RESPONSE_BYTES = 10 * 1024 * 1024
 _CONNECT_TIMEOUT = 10.0
-# A free-form server variable's value: nothing that could add userinfo, a query or a fragment.
-_FREE_VALUE = re.compile(r"^[A-Za-z0-9._~:/-]+$")
 _HTTPX_LOGGER = logging.getLogger("httpx2")
 # A logger's filters see only the records logged on that very logger, not its children's: so
 # the redacting filter goes on httpx2's logger and on each of this runtime's own loggers.
@@ -123,25 +120,13 @@ def resolve_base_url(catalog: Catalog, environ: Mapping[str, str]) -> str:
 
 
 def _expand_template(catalog: Catalog, environ: Mapping[str, str]) -> str:
+    # The rules are upstreams.py's, shared with the other sources' upstreams.
+    variables = {name: (v.default, v.enum) for name, v in catalog.upstream.variables.items()}
     prefix = catalog.server.env_prefix
-    values: dict[str, str] = {}
-    for name, spec in sorted(catalog.upstream.variables.items()):
-        env_name = server_variable_env(prefix, name)
-        value = environ.get(env_name, "").strip() or spec.default
-        source = env_name if environ.get(env_name, "").strip() else "the spec's default"
-        if spec.enum and value not in spec.enum:
-            raise UpstreamError(
-                f"The server variable {name!r} ({source}) must be one of: "
-                f"{', '.join(spec.enum)}; set {env_name} to one of them, or set "
-                f"{prefix}_BASE_URL. No request was sent."
-            )
-        if not spec.enum and not _FREE_VALUE.match(value):
-            raise UpstreamError(
-                f"The server variable {name!r} ({source}) may hold only letters, digits and "
-                f"'.-_~:/'; set {env_name} or {prefix}_BASE_URL. No request was sent."
-            )
-        values[name] = value
-    return re.sub(r"\{([^{}]*)\}", lambda m: values[m.group(1)], catalog.upstream.url_template)
+    try:
+        return expand_url_template(catalog.upstream.url_template, variables, prefix, environ)
+    except BaseUrlError as exc:
+        raise UpstreamError(str(exc)) from None
 
 
 class UpstreamClient:

@@ -12,7 +12,7 @@ placeholder replaced by the caller's value: plain substitution, never a template
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -104,18 +104,8 @@ def load_resources(
     make_reader: Callable[[Mapping[str, Any], str, Sequence[str]], Tool],
 ) -> tuple[ResourceSpec, ...]:
     """Check `resources`; `make_reader(entry, pointer, variables)` builds the GET "tool"."""
-    if raw is None:
-        return ()
-    if not isinstance(raw, list):
-        raise ContentError("/resources", "must be an array")
     found: list[ResourceSpec] = []
-    for index, entry in enumerate(raw):
-        p = f"/resources/{index}"
-        if not isinstance(entry, Mapping):
-            raise ContentError(p, "must be an object")
-        name = _string(entry, "name", p)
-        if not _NAME.match(name):
-            raise ContentError(f"{p}/name", f"{name!r} is not a valid name")
+    for p, entry, name in _named_entries(raw, "resources"):
         uri, template = _string(entry, "uri", p), _string(entry, "uriTemplate", p)
         if bool(uri) == bool(template):
             raise ContentError(p, "needs exactly one of uri and uriTemplate")
@@ -144,18 +134,8 @@ def load_resources(
 
 
 def load_prompts(raw: Any) -> tuple[PromptSpec, ...]:
-    if raw is None:
-        return ()
-    if not isinstance(raw, list):
-        raise ContentError("/prompts", "must be an array")
     found: list[PromptSpec] = []
-    for index, entry in enumerate(raw):
-        p = f"/prompts/{index}"
-        if not isinstance(entry, Mapping):
-            raise ContentError(p, "must be an object")
-        name = _string(entry, "name", p)
-        if not _NAME.match(name):
-            raise ContentError(f"{p}/name", f"{name!r} is not a valid name")
+    for p, entry, name in _named_entries(raw, "prompts"):
         arguments = []
         for j, arg in enumerate(_list(entry.get("arguments", []), f"{p}/arguments")):
             q = f"{p}/arguments/{j}"
@@ -182,6 +162,23 @@ def load_prompts(raw: Any) -> tuple[PromptSpec, ...]:
             )
         )
     return tuple(found)
+
+
+def _named_entries(raw: Any, section: str) -> Iterator[tuple[str, Mapping[str, Any], str]]:
+    """(pointer, entry, name) of each entry of the array `/section` (absent: none), checked
+    one at a time, so the first bad entry is the one reported."""
+    if raw is None:
+        return
+    if not isinstance(raw, list):
+        raise ContentError(f"/{section}", "must be an array")
+    for index, entry in enumerate(raw):
+        p = f"/{section}/{index}"
+        if not isinstance(entry, Mapping):
+            raise ContentError(p, "must be an object")
+        name = _string(entry, "name", p)
+        if not _NAME.match(name):
+            raise ContentError(f"{p}/name", f"{name!r} is not a valid name")
+        yield p, entry, name
 
 
 def _string(raw: Mapping[str, Any], key: str, p: str) -> str:

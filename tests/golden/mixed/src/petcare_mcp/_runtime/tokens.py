@@ -29,6 +29,7 @@ __all__ = [
     "TokenError",
     "Tokens",
     "load_fallback",
+    "spend_once",
 ]
 
 TOKEN_ARGUMENT = "_confirmation_token"
@@ -58,6 +59,20 @@ def load_fallback(prefix: str, environ: Mapping[str, str]) -> str:
     if value not in FALLBACKS:
         raise ConfirmSettingsError(f"{variable} must be one of: {', '.join(FALLBACKS)}")
     return value
+
+
+def spend_once(used: dict[str, float], nonce: str, expires: float, now: float) -> str | None:
+    """Mark `nonce`, good until `expires`, as used (`used`: nonce -> expiry); None, or why it
+    cannot be. Expired nonces are forgotten first, so `used` holds only live ones: replay of
+    a confirmation token or a request state is refused until it has expired anyway."""
+    for old in [n for n, exp in used.items() if exp <= now]:
+        del used[old]
+    if not now < expires:
+        return "it has expired"
+    if nonce in used:
+        return "it was already used"
+    used[nonce] = float(expires)
+    return None
 
 
 class TokenError(ValueError):
@@ -105,14 +120,9 @@ class Tokens:
                 "it was not issued for this tool with these arguments and this caller, "
                 "or it was altered"
             )
-        now = self._clock()
-        for old in [n for n, exp in self._used.items() if exp <= now]:
-            del self._used[old]
-        if not now < expires:
-            raise TokenError("it has expired")
-        if nonce in self._used:
-            raise TokenError("it was already used")
-        self._used[nonce] = float(expires)
+        refused = spend_once(self._used, nonce, expires, self._clock())
+        if refused:
+            raise TokenError(refused)
 
     def _mac(self, caller: str, tool: str, digest: str, expires: int, nonce: str) -> str:
         # Length-prefixed fields: no two different tuples give the same message.

@@ -231,13 +231,7 @@ class Credentials:
         send: Sender,
     ) -> None:
         if scheme.type == "apiKey":
-            value = self._checked(scheme, "value")
-            if scheme.location == "header":
-                applied.headers.append((scheme.param_name, value))
-            elif scheme.location == "query":
-                applied.query.append(f"{quote(scheme.param_name, safe='')}={quote(value, safe='')}")
-            else:
-                applied.cookies.append(f"{scheme.param_name}={quote(value, safe='')}")
+            _place_api_key(scheme, self._checked(scheme, "value"), applied)
         elif scheme.type == "http" and scheme.scheme == "basic":
             user, password = self._checked(scheme, "username"), self._checked(scheme, "password")
             applied.headers.append(("Authorization", "Basic " + _basic(user, password)))
@@ -329,6 +323,16 @@ class Credentials:
         return token, lifetime
 
 
+def _place_api_key(scheme: SecurityScheme, value: str, applied: _Applied) -> None:
+    """An API key where its scheme says: a header, a query parameter or a cookie."""
+    if scheme.location == "header":
+        applied.headers.append((scheme.param_name, value))
+    elif scheme.location == "query":
+        applied.query.append(f"{quote(scheme.param_name, safe='')}={quote(value, safe='')}")
+    else:
+        applied.cookies.append(f"{scheme.param_name}={quote(value, safe='')}")
+
+
 def _apply_override(
     scheme: SecurityScheme, credential: UpstreamCredential, applied: _Applied
 ) -> None:
@@ -344,13 +348,7 @@ def _apply_override(
         return value
 
     if scheme.type == "apiKey":
-        value = checked(credential.value, "value")
-        if scheme.location == "header":
-            applied.headers.append((scheme.param_name, value))
-        elif scheme.location == "query":
-            applied.query.append(f"{quote(scheme.param_name, safe='')}={quote(value, safe='')}")
-        else:
-            applied.cookies.append(f"{scheme.param_name}={quote(value, safe='')}")
+        _place_api_key(scheme, checked(credential.value, "value"), applied)
     elif scheme.type == "http" and scheme.scheme == "basic":
         user = checked(credential.username, "username")
         password = checked(credential.password, "password")

@@ -49,6 +49,7 @@ from .tokens import (
     TokenError,
     Tokens,
     load_fallback,
+    spend_once,
 )
 
 __all__ = [
@@ -352,14 +353,9 @@ class Confirmer:
             raise StateError("it was issued for another tool")
         if state.get("args") != digest:
             raise StateError("it was issued for other arguments")
-        now = self._clock()
-        for old in [n for n, exp in self._used.items() if exp <= now]:
-            del self._used[old]
-        if not now < expires:
-            raise StateError("it has expired")
-        if nonce in self._used:
-            raise StateError("it was already used")
-        self._used[nonce] = float(expires)
+        refused = spend_once(self._used, nonce, expires, self._clock())
+        if refused:
+            raise StateError(refused)
 
 
 def _verdict(tool: Tool, answer: object) -> types.CallToolResult | None:

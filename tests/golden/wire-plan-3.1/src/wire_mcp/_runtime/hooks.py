@@ -28,6 +28,7 @@ from pydantic import BaseModel, ValidationError
 
 from .arguments import ArgumentValidator
 from .catalog import Tool
+from .request import without_nulls
 from .results import OutputValidator, error_result
 
 __all__ = [
@@ -226,6 +227,10 @@ class Hooks:
                 f"Tool {tool.name} is not implemented yet: copy its stub from "
                 f"{STUBS_FILE} into {HOOKS_FILE} and fill it in."
             )
+        if tool.meta.get("nullsAbsent") is True:
+            # Strict-mode schemas: a null optional argument means "not given", as for a
+            # request (request.build_request); the handler never sees the nulls.
+            arguments = without_nulls(arguments)
         try:
             value = await _maybe_await(function(_typed(function, arguments)))
         except NotImplementedError:

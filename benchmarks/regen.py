@@ -1,0 +1,123 @@
+"""Regeneration benchmark: cold, no-op and one-operation-changed `mcpmint generate` runs.
+
+    .venv/bin/python benchmarks/regen.py [--specs github,stripe] [--json rows.json]
+
+(To measure while mcpmint's code is being edited, copy `generator/`, `templates/` and `specs/`
+to a folder and prefix the command with `PYTHONPATH=<folder>/generator`.)
+
+For each spec, in a fresh temporary folder (the spec is copied there as JSON, so an edit is a
+plain JSON edit; YAML specs are converted once, before timing), each a `mcpmint generate`
+subprocess under `/usr/bin/time -v` (wall time, peak RSS):
+
+1. `cold`: into a new output folder (no stage cache);
+2. `no-op --check`: unchanged inputs, `--check` (answered from the inputs fingerprint);
+3. `no-op`: unchanged inputs, a plain `generate` (the pipeline runs, the stage cache hits);
+4. `one description`: one operation's description changed (typed models unchanged);
+5. `one parameter`: an optional query parameter added to another operation (typed models
+   regenerated);
+6. `reverted`: the original spec again.
+
+Prints the date, the machine and a Markdown table for docs/benchmarks.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import platform
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import yaml
+from run import SPECS, timed  # benchmarks/run.py (this folder is on sys.path)
+
+# `python -m mcpmint`, so that PYTHONPATH=<a copy of generator/> measures a frozen copy: in a
+# checkout being edited, any change to mcpmint's code changes the generator identity, and
+# with it every cache key and the inputs fingerprint.
+MCPMINT = [sys.executable, "-m", "mcpmint", "generate"]
+METHODS = ("get", "put", "post", "delete", "patch")
+
+
+def operations(document: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every operation object, in document order."""
+    found = []
+    for item in document.get("paths", {}).values():
+        for method in METHODS:
+            if isinstance(item, dict) and isinstance(item.get(method), dict):
+                found.append(item[method])
+    return found
+
+
+def with_description_changed(document: dict[str, Any]) -> dict[str, Any]:
+    changed = json.loads(json.dumps(document))
+    operation = operations(changed)[len(operations(changed)) // 2]
+    operation["description"] = str(operation.get("description", "")) + " (edited)"
+    return changed
+
+
+def with_parameter_added(document: dict[str, Any]) -> dict[str, Any]:
+    changed = json.loads(json.dumps(document))
+    operation = operations(changed)[len(operations(changed)) // 3]
+    parameter = {"name": "mcpmint_bench", "in": "query", "schema": {"type": "string"}}
+    operation["parameters"] = [*operation.get("parameters", []), parameter]
+    return changed
+
+
+def measure(name: str, spec: Path, work: Path) -> list[dict[str, Any]]:
+    text = spec.read_text(encoding="utf-8")
+    document = json.loads(text) if spec.suffix == ".json" else yaml.load(text, yaml.CSafeLoader)
+    target, out = work / f"{name}.json", work / f"{name}-out"
+    steps = [
+        ("cold", document, []),
+        ("no-op --check", None, ["--check"]),
+        ("no-op", None, []),
+        ("one description", with_description_changed(document), []),
+        ("one parameter", with_parameter_added(document), []),
+        ("reverted", document, []),
+    ]
+    rows = []
+    for step, content, extra in steps:
+        if content is not None:
+            target.write_text(json.dumps(content, indent=1), encoding="utf-8")
+        result = timed([*MCPMINT, str(target), "-o", str(out), *extra], work)
+        if result["rc"] not in (0, 1):
+            print(result["stderr"], file=sys.stderr)
+        rows.append({"spec": name, "step": step, **{k: result[k] for k in ("seconds", "peak_mb")}})
+        print(
+            f"{name:14s} {step:16s} {result['seconds']:7.2f} s {result['peak_mb']} MB", flush=True
+        )
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--specs", default="github,stripe")
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args()
+    started = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    rows: list[dict[str, Any]] = []
+    with tempfile.TemporaryDirectory(prefix="mcpmint-regen-") as folder:
+        for name in args.specs.split(","):
+            rows += measure(name, SPECS[name], Path(folder))
+            shutil.rmtree(Path(folder) / f"{name}-out", ignore_errors=True)
+    print(
+        f"\n{started}, {platform.node()}, {platform.machine()}, Python {platform.python_version()}"
+    )
+    print("\n| spec | run | s | peak MB | of cold |\n|---|---|---|---|---|")
+    cold = {row["spec"]: row["seconds"] for row in rows if row["step"] == "cold"}
+    for row in rows:
+        share = row["seconds"] / cold[row["spec"]] if cold[row["spec"]] else 0.0
+        print(
+            f"| {row['spec']} | {row['step']} | {row['seconds']:.2f} | {row['peak_mb']} "
+            f"| {share:.0%} |"
+        )
+    if args.json:
+        args.json.write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()

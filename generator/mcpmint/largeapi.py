@@ -1,0 +1,61 @@
+"""Large APIs by default (issue 8): dynamic mode for a new config, a warning for `all` mode.
+
+A model's context holds what `tools/list` returns. GitHub's 1,223 operations listed in `all`
+mode are ~1.75 M estimated tokens, more than any model takes. So above `LARGE_TOKENS`:
+
+- `generate SPEC -o DIR` offers `tools: {mode: dynamic}` in the new `mcpmint.yaml`
+  (config.scaffold_text), commented out with a note saying why: the config must rebuild the
+  tree its run generated (a mode change is the user's, reviewed in the lock diff);
+- `generate` in `all` mode without `output.token_budget` warns, naming dynamic mode and the
+  budget (a budget is the user's own answer: `check_budget` then decides).
+
+The estimate is `mcpmint tools`'s (toolmodes.estimate_tokens: about four bytes a token).
+"""
+
+from __future__ import annotations
+
+from . import ir
+from .diagnostics import DiagnosticSink
+from .toolmodes import estimate_tokens, listed_definitions
+
+__all__ = ["LARGE_TOKENS", "all_mode_tokens", "warn_if_large"]
+
+LARGE_TOKENS = 100_000  # estimated tokens of an all-mode tools/list called large
+
+
+def all_mode_tokens(server: ir.Server) -> int | None:
+    """Estimated tokens of `tools/list` when the server lists every tool; None in another
+    mode (dynamic or groups: the user chose what is listed)."""
+    if (server.tool_modes or {}).get("mode", "all") != "all":
+        return None
+    return estimate_tokens(listed_definitions(server))[1]
+
+
+def warn_if_large(
+    server: ir.Server,
+    tokens: int | None,
+    location: str,
+    sink: DiagnosticSink,
+    *,
+    budget: bool,
+    from_spec: bool,
+) -> None:
+    """A warning at `location` when an all-mode `tools/list` of `tokens` is large and no
+    token budget was set (`budget`). `from_spec`: a run from a spec, whose new mcpmint.yaml
+    offers dynamic mode; the warning says so."""
+    if tokens is None or tokens <= LARGE_TOKENS or budget:
+        return
+    what = (
+        "; the new mcpmint.yaml in the output folder offers dynamic mode (commented out)"
+        if from_spec
+        else ""
+    )
+    sink.warning(
+        location,
+        f"tools/list lists all {len(server.tools)} tools, ~{tokens} estimated tokens: more "
+        f"than a model's context can spare (large above {LARGE_TOKENS}){what}",
+        "set `tools: {mode: dynamic}` in mcpmint.yaml (tools/list then shows 3 tools that "
+        "search, describe and call the others), or choose `groups` mode, or set "
+        "`output: {token_budget: N}` to accept a size on purpose; see docs/config.md "
+        "(Large APIs)",
+    )

@@ -1,0 +1,342 @@
+"""Fast regeneration (issue #8): the stage cache and validation beside the other stages.
+
+The cache may only ever save time: every run here is compared byte for byte with a cold run
+of the same inputs in a fresh folder.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mcpmint import compact, models, validate
+from mcpmint.cache import CACHE_DIR, KEEP, StageCache, cache_key
+from mcpmint.diagnostics import DiagnosticSink
+from mcpmint.pipeline import GenerateOptions, generate
+
+from .support import REPO
+
+PETSTORE = REPO / "specs" / "petstore-plus.yaml"
+GITHUB = REPO.parent / "shared" / "corpus" / "github.json"
+
+
+def tree_digest(folder: Path) -> dict[str, str]:
+    """Every file of a generated tree except the cache itself."""
+    cache = folder / CACHE_DIR
+    return {
+        p.relative_to(folder).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file() and cache not in p.parents
+    }
+
+
+def run(spec: Path, out: Path, **options: Any) -> DiagnosticSink:
+    sink = DiagnosticSink()
+    report = generate(spec, GenerateOptions(output=out, **options), sink)
+    assert not sink.has_errors, [d.render() for d in sink.errors]
+    assert not report.refused
+    return sink
+
+
+def cold(spec_text: str, folder: Path, name: str = "spec.yaml") -> dict[str, str]:
+    """A cold run in a fresh folder: `folder/<name>` -> `folder/out`."""
+    folder.mkdir(parents=True)
+    (folder / name).write_text(spec_text, encoding="utf-8")
+    run(folder / name, folder / "out")
+    return tree_digest(folder / "out")
+
+
+def entries(out: Path, *stages: str) -> list[str]:
+    """The cache's entry files, of the given stages (default: models and validate)."""
+    stages = stages or ("models", "validate")
+    found = (p.name for p in (out / CACHE_DIR).glob("*.json"))
+    return sorted(name for name in found if name.split("-")[0] in stages)
+
+
+def count_compactions(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """A one-item list counting the roots really compacted (not taken from the memo)."""
+    calls = [0]
+    original = compact._Compactor.run
+
+    def counting(self: Any, root: Any) -> Any:
+        calls[0] += 1
+        return original(self, root)
+
+    monkeypatch.setattr(compact._Compactor, "run", counting)
+    return calls
+
+
+def forbid_model_generation(monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(*args: object) -> str:
+        raise AssertionError("datamodel-code-generator ran although its input was unchanged")
+
+    monkeypatch.setattr(models, "_generate", refuse)
+
+
+def test_cold_warm_and_changed_then_reverted_runs_give_identical_bytes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    original = PETSTORE.read_text(encoding="utf-8")
+    changed = original.replace("summary: Get a pet", "summary: One pet, by its id", 1)
+    assert changed != original
+    expected_original = cold(original, tmp_path / "cold-original")
+    expected_changed = cold(changed, tmp_path / "cold-changed")
+    assert expected_changed != expected_original
+
+    work = tmp_path / "work"
+    work.mkdir()
+    spec, out = work / "spec.yaml", work / "out"
+    spec.write_text(original, encoding="utf-8")
+    run(spec, out)
+    assert tree_digest(out) == expected_original
+    first = entries(out)
+    assert [name.split("-")[0] for name in first] == ["models", "validate"]
+
+    assert len(entries(out, "compact")) == 1
+
+    # A summary is not structure: the models and the compacted schemas come from the cache,
+    # validation runs again.
+    forbid_model_generation(monkeypatch)
+    compactions = count_compactions(monkeypatch)
+    spec.write_text(changed, encoding="utf-8")
+    run(spec, out)
+    assert tree_digest(out) == expected_changed
+    assert compactions == [0]
+    after = entries(out)
+    assert [n for n in after if n.startswith("models-")] == [first[0]]  # reused
+    assert len(after) == 3 and set(first) < set(after)  # other bytes: another findings key
+
+    # Undoing the change is all hits: the previous run's entries were kept.
+    def refuse(*args: object) -> list[object]:
+        raise AssertionError("validation ran although the files were validated before")
+
+    monkeypatch.setattr(validate, "findings", refuse)
+    spec.write_text(original, encoding="utf-8")
+    run(spec, out)
+    assert tree_digest(out) == expected_original
+    assert entries(out) == after
+
+
+def test_a_structural_change_regenerates_the_models_and_matches_a_cold_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    original = PETSTORE.read_text(encoding="utf-8")
+    # A new optional property changes the structure datamodel-code-generator sees.
+    changed = original.replace(
+        "        name: {type: string, minLength: 1, example: Rex}\n",
+        "        name: {type: string, minLength: 1, example: Rex}\n"
+        "        nickname: {type: string}\n",
+        1,
+    )
+    assert changed != original
+    expected = cold(changed, tmp_path / "cold")
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "spec.yaml").write_text(original, encoding="utf-8")
+    run(work / "spec.yaml", work / "out")
+    before = entries(work / "out")
+    cold_compactions = count_compactions(monkeypatch)
+    run(tmp_path / "cold" / "spec.yaml", tmp_path / "again")  # a new folder: an empty memo
+    cold_count = cold_compactions[0]
+    compactions = count_compactions(monkeypatch)
+    (work / "spec.yaml").write_text(changed, encoding="utf-8")
+    run(work / "spec.yaml", work / "out")
+    assert tree_digest(work / "out") == expected
+    # Only the roots whose schemas changed were compacted again.
+    assert 0 < compactions[0] < cold_count
+    models_entries = [n for n in entries(work / "out") if n.startswith("models-")]
+    assert len(models_entries) == 2 and before[0] in models_entries  # a new one, the old kept
+
+
+@pytest.mark.parametrize("damage", ["garbage", "empty", "wrong key", "deleted folder"])
+def test_a_corrupt_or_deleted_cache_falls_back_to_a_cold_run(tmp_path: Path, damage: str) -> None:
+    expected = cold(PETSTORE.read_text(encoding="utf-8"), tmp_path / "cold")
+    work = tmp_path / "cold"
+    out = work / "out"
+    names = entries(out)
+    for name in names:
+        entry = out / CACHE_DIR / name
+        if damage == "garbage":
+            entry.write_bytes(b"\x00\xff{not json")
+        elif damage == "empty":
+            entry.write_text("", encoding="utf-8")
+        elif damage == "wrong key":
+            entry.write_text(json.dumps({"key": "0" * 64, "value": "x"}), encoding="utf-8")
+    if damage == "deleted folder":
+        shutil.rmtree(out / CACHE_DIR)
+    run(work / "spec.yaml", out)
+    assert tree_digest(out) == expected
+    assert entries(out) == names  # rewritten, whole again
+    for name in names:
+        entry = json.loads((out / CACHE_DIR / name).read_text(encoding="utf-8"))
+        assert entry["key"] in name
+
+
+def test_a_cached_model_module_with_code_in_it_is_not_trusted(tmp_path: Path) -> None:
+    expected = cold(PETSTORE.read_text(encoding="utf-8"), tmp_path / "cold")
+    out = tmp_path / "cold" / "out"
+    (name,) = [n for n in entries(out) if n.startswith("models-")]
+    entry = json.loads((out / CACHE_DIR / name).read_text(encoding="utf-8"))
+    entry["value"] += "\nimport os\nos.system('echo owned')\n"
+    (out / CACHE_DIR / name).write_text(json.dumps(entry), encoding="utf-8")
+    run(tmp_path / "cold" / "spec.yaml", out)
+    assert tree_digest(out) == expected
+    models_py = next(out.rglob("_generated/models.py")).read_text(encoding="utf-8")
+    assert "os.system" not in models_py
+
+
+def test_the_cache_is_not_a_generated_file_and_check_does_not_touch_it(tmp_path: Path) -> None:
+    cold(PETSTORE.read_text(encoding="utf-8"), tmp_path / "cold")
+    out = tmp_path / "cold" / "out"
+    manifest = json.loads((out / ".mcpmint" / "manifest.json").read_text(encoding="utf-8"))
+    assert not [path for path in manifest["files"] if path.startswith(CACHE_DIR)]
+    assert (out / CACHE_DIR / ".gitignore").read_text(encoding="utf-8").endswith("*\n")
+    shutil.rmtree(out / CACHE_DIR)
+    sink = DiagnosticSink()
+    report = generate(
+        tmp_path / "cold" / "spec.yaml", GenerateOptions(output=out, check=True), sink
+    )
+    assert not report.changed and not sink.has_errors
+    assert not (out / CACHE_DIR).exists()  # --check writes nothing, not even the cache
+    # The full (not quick) check too, as after a change of the generator.
+    (out / ".mcpmint" / "manifest.json").write_text(
+        json.dumps({**manifest, "inputs": {}}, indent=2), encoding="utf-8"
+    )
+    report = generate(
+        tmp_path / "cold" / "spec.yaml", GenerateOptions(output=out, check=True), sink
+    )
+    assert not report.quick and not (out / CACHE_DIR).exists()
+
+
+def test_G8_the_cache_is_never_written_through_a_symbolic_link(tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (tmp_path / "out" / ".mcpmint").mkdir(parents=True)
+    (tmp_path / "out" / CACHE_DIR).symlink_to(elsewhere, target_is_directory=True)
+    cache = StageCache(tmp_path / "out" / CACHE_DIR)
+    cache.put("models", cache_key("models", "x"), "text")
+    cache.save()
+    assert list(elsewhere.iterdir()) == []
+
+
+def test_cache_keys_change_with_the_stage_and_the_inputs_and_unknown_entries_miss(
+    tmp_path: Path,
+) -> None:
+    key = cache_key("models", "abc", "pydantic")
+    assert key == cache_key("models", "abc", "pydantic")
+    assert key != cache_key("validate", "abc", "pydantic")
+    assert key != cache_key("models", "abd", "pydantic")
+    assert key != cache_key("models", "abc")
+    cache = StageCache(tmp_path / "c")
+    assert cache.get("models", key) is None
+    cache.put("models", key, {"a": [1, "é"]})
+    cache.save()
+    again = StageCache(tmp_path / "c")
+    assert again.get("models", key) == {"a": [1, "é"]}
+    assert again.get("models", cache_key("models", "other")) is None
+    again.save()
+    assert len(list((tmp_path / "c").glob("*.json"))) == 1
+    # Unused entries are kept, the KEEP most recently used per stage, besides this run's.
+    for number in range(KEEP + 3):
+        run_cache = StageCache(tmp_path / "c")
+        run_cache.put("models", cache_key("models", number), number)
+        run_cache.put("validate", cache_key("validate", number), number)
+        run_cache.save()
+    kept = sorted(p.name.split("-")[0] for p in (tmp_path / "c").glob("*.json"))
+    assert kept == ["models"] * (KEEP + 1) + ["validate"] * (KEEP + 1)
+    latest = StageCache(tmp_path / "c")
+    assert latest.get("models", cache_key("models", KEEP + 2)) == KEEP + 2
+    assert latest.get("models", cache_key("models", 0)) is None  # the oldest went first
+    StageCache(None).put("models", key, 1)  # no folder: a cache that never hits or writes
+
+
+def many_operations_spec(count: int) -> str:
+    """A synthetic spec with `count` paths, one of them with a validation finding."""
+    paths = {}
+    for number in range(count):
+        paths[f"/things{number}/{{id}}"] = {
+            "get": {
+                "operationId": f"getThing{number}",
+                "summary": f"Get thing {number}",
+                "parameters": [
+                    {"name": "id", "in": "path", "required": True, "schema": {"type": "string"}}
+                ],
+                "responses": {
+                    "200": {
+                        "description": "ok",
+                        "content": {
+                            "application/json": {"schema": {"$ref": "#/components/schemas/Thing"}}
+                        },
+                    }
+                },
+            }
+        }
+    # A strict-schema violation: an unknown field where the schema allows none.
+    paths["/things0/{id}"]["get"]["responses"]["200"]["x_oops"] = 1
+    document = {
+        "openapi": "3.0.3",
+        "info": {"title": "Many things", "version": "1.0.0"},
+        "servers": [{"url": "https://api.example.test"}],
+        "paths": paths,
+        "components": {
+            "schemas": {
+                "Thing": {
+                    "type": "object",
+                    "properties": {"id": {"type": "string"}, "size": {"type": "integer"}},
+                }
+            }
+        },
+    }
+    return json.dumps(document, indent=1)
+
+
+def test_validation_in_a_second_process_reports_the_same_warnings_in_the_same_place(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    spec = tmp_path / "many.json"
+    spec.write_text(many_operations_spec(60), encoding="utf-8")
+    monkeypatch.setattr(validate, "BACKGROUND_MIN_PATHS", 10**9)
+    inline = run(spec, tmp_path / "inline")
+    started: list[bool] = []
+    original_start = validate.PendingFindings.start
+
+    def spy(self: validate.PendingFindings) -> bool:
+        started.append(original_start(self))
+        return started[-1]
+
+    monkeypatch.setattr(validate, "BACKGROUND_MIN_PATHS", 50)
+    monkeypatch.setattr(validate.PendingFindings, "start", spy)
+    background = run(spec, tmp_path / "background")
+    assert started == [threading.active_count() == 1]  # forked unless threads make it unsafe
+    assert [d.render() for d in background] == [d.render() for d in inline]
+    assert any("validation:" in d.message for d in inline)
+    assert tree_digest(tmp_path / "background") == tree_digest(tmp_path / "inline")
+
+
+@pytest.mark.slow
+def test_github_one_changed_description_regenerates_to_the_bytes_of_a_cold_run(
+    tmp_path: Path,
+) -> None:
+    original = GITHUB.read_text(encoding="utf-8")
+    document = json.loads(original)
+    operation = document["paths"]["/repos/{owner}/{repo}/issues"]["get"]
+    changed_document = json.loads(original)
+    changed_document["paths"]["/repos/{owner}/{repo}/issues"]["get"]["description"] = (
+        operation["description"] + " Changed for the regeneration test."
+    )
+    changed = json.dumps(changed_document, indent=2)
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "github.json").write_text(original, encoding="utf-8")
+    run(work / "github.json", work / "out")
+    (work / "github.json").write_text(changed, encoding="utf-8")
+    run(work / "github.json", work / "out")
+    # The models were reused (one entry); validation ran again (the old entry is kept).
+    assert [n.split("-")[0] for n in entries(work / "out")] == ["models", "validate", "validate"]
+    assert tree_digest(work / "out") == cold(changed, tmp_path / "cold", "github.json")
