@@ -12,6 +12,8 @@ from mcpmint.render import catalog
 from mcpmint.runtime.catalog import load_catalog
 from mcpmint.runtime.request import build_request
 
+from .support import mcpmint, package_tests
+
 SPEC = {
     "openapi": "3.0.3",
     "info": {"title": "Payments", "version": "1"},
@@ -74,3 +76,45 @@ def test_stripe_style_form_body_is_encoded_as_documented(tmp_path: Path) -> None
         b"customer=cus_1&expand[]=customer&items[0][price]=price_123&metadata[key]=value"
     )
     assert ("Content-Type", "application/x-www-form-urlencoded") in request.headers
+
+
+MULTIPART_SPEC = """\
+openapi: 3.0.3
+info: {title: Files, version: "1"}
+servers: [{url: "https://files.example.com"}]
+paths:
+  /files:
+    post:
+      operationId: uploadFile
+      requestBody:
+        required: true
+        content:
+          multipart/form-data:
+            schema:
+              type: object
+              required: [purpose]
+              properties:
+                purpose: {type: string, example: docs}
+      responses:
+        "200":
+          description: ok
+          content:
+            application/json:
+              schema: {type: object, properties: {id: {type: string}}}
+"""
+
+
+def test_a_multipart_tools_cases_are_byte_stable_and_its_generated_tests_pass(
+    tmp_path: Path,
+) -> None:
+    # The server picks a fresh boundary per request; the recorded cases use a fixed one.
+    (tmp_path / "spec.yaml").write_text(MULTIPART_SPEC, encoding="utf-8")
+    cases = []
+    for out in ("one", "two"):
+        code, stdout, stderr = mcpmint("generate", "spec.yaml", "-o", out, cwd=tmp_path)
+        assert code == 0, stdout + stderr
+        cases.append((tmp_path / out / "tests/generated_cases.json").read_bytes())
+    assert cases[0] == cases[1]
+    assert b"boundary=mcpmint-generated-test-boundary" in cases[0]
+    done = package_tests(tmp_path / "one")
+    assert done.returncode == 0, done.stdout + done.stderr

@@ -23,6 +23,9 @@ from .sample import sample_instance
 from .toolmodes import listed_definitions
 
 FALLBACK_BASE_URL = "http://upstream.test/api"
+# The multipart boundary the recorded requests use (the server picks a fresh one per request;
+# the generated test puts this one in its place before comparing).
+CASES_BOUNDARY = "mcpmint-generated-test-boundary"
 UNEXPECTED_ARGUMENT = "unexpected_argument"
 _WRONG_VALUE = {
     "string": 12345,
@@ -83,7 +86,12 @@ def build_cases(server: ir.Server, sink: DiagnosticSink) -> dict[str, Any]:
             unsampled.append(tool.name)
             continue
         try:
-            prepared = build_request(runtime_tools[tool.name], arguments, _base_url(server, tool))
+            prepared = build_request(
+                runtime_tools[tool.name],
+                arguments,
+                _base_url(server, tool),
+                boundary=CASES_BOUNDARY,
+            )
         except ArgumentError as exc:
             sink.warning(
                 tool.source,

@@ -51,13 +51,17 @@ class PreparedRequest:
     body: bytes | None
 
 
-def build_request(tool: Tool, arguments: Mapping[str, Any], base_url: str) -> PreparedRequest:
+def build_request(
+    tool: Tool, arguments: Mapping[str, Any], base_url: str, *, boundary: str | None = None
+) -> PreparedRequest:
     """Build the upstream request of `tool` for already-validated `arguments`.
 
     Args:
         tool: the catalog entry.
         arguments: the tool arguments, checked against the input schema.
         base_url: an absolute http(s) URL; its path is the prefix of every request path.
+        boundary: a multipart body's boundary; a fresh random one when None (the generator
+            fixes it, so that the recorded test cases are byte-identical run after run).
 
     Raises:
         ArgumentError: a value cannot be sent safely (a dot segment in a path parameter,
@@ -88,7 +92,7 @@ def build_request(tool: Tool, arguments: Mapping[str, Any], base_url: str) -> Pr
             headers.append((param.name, _header_value(param, value)))
         elif param.location == "cookie":
             cookies.extend(_cookie_pairs(param, value))
-    body, content_type = _body(tool, arguments)
+    body, content_type = _body(tool, arguments, boundary)
     if spec.accept:
         headers.insert(0, ("Accept", spec.accept))
     if content_type:
@@ -358,7 +362,9 @@ def new_boundary() -> str:
     return "mcpmint-" + secrets.token_hex(16)
 
 
-def _body(tool: Tool, arguments: Mapping[str, Any]) -> tuple[bytes | None, str]:
+def _body(
+    tool: Tool, arguments: Mapping[str, Any], boundary: str | None
+) -> tuple[bytes | None, str]:
     body = None if tool.request is None else tool.request.body
     if body is None:
         return None, ""
@@ -392,7 +398,7 @@ def _body(tool: Tool, arguments: Mapping[str, Any]) -> tuple[bytes | None, str]:
     if essence == _MULTIPART:
         if not isinstance(payload, Mapping):
             raise ArgumentError(name, "a multipart body must be an object")
-        boundary = new_boundary()
+        boundary = boundary or new_boundary()
         content = _multipart(name, payload, body.encoding, boundary)
         return content, f"{essence}; boundary={boundary}"
     if essence == _JSON_ESSENCE or essence.endswith("+json"):
