@@ -271,3 +271,55 @@ def test_corpus_specs_validate_with_warnings_only(
     # INDEX.tsv records what openapi-spec-validator 0.9.0 says of each spec.
     assert bool(validation_findings) == (verdict == "FAIL")
     assert no_network == []
+
+
+# ---------------------------------------------------------------------- the fast path
+def fast_cases() -> list[Any]:
+    rows = [row for row in corpus_rows() if row["name"] != "prance-recursive-objs"]
+    return [
+        pytest.param(
+            row["entry_file"],
+            id=row["name"],
+            marks=[pytest.mark.slow] if int(row["size_bytes"]) > 1_000_000 else [],
+        )
+        for row in rows
+    ]
+
+
+@pytest.mark.parametrize("entry_file", fast_cases())
+def test_the_fast_document_schema_check_changes_no_finding(
+    entry_file: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # jsonschema-rs only answers "valid or not"; every finding must be exactly what the
+    # pure-Python check reports, for valid and invalid documents alike.
+    root = CORPUS / entry_file.split("/")[0] if "/" in entry_file else None
+    document = load_document(CORPUS / entry_file, DiagnosticSink(), root=root)
+    assert document is not None
+    version = validate._detect_version(document, DiagnosticSink())
+    assert version is not None
+
+    fast = validate.findings(document, version)
+    monkeypatch.setattr(validate, "_passes_document_schema", lambda *_: False)
+    slow = validate.findings(document, version)
+
+    assert [d.render() for d in fast] == [d.render() for d in slow]
+
+
+def test_the_fast_check_tells_valid_from_invalid(tmp_path: Path) -> None:
+    meta = validate.get_schema_content("3.0")
+    spec = tmp_path / "spec.yaml"
+    spec.write_text("openapi: 3.0.3\n" + BODY, encoding="utf-8")
+    document = load_document(spec, DiagnosticSink())
+    assert document is not None
+    assert validate._passes_document_schema(meta, document.data)
+    broken = dict(document.data, info={"version": "1"})  # `title` is required
+    assert not validate._passes_document_schema(meta, broken)
+
+
+def test_visited_ids_keep_list_order_with_set_membership() -> None:
+    ids = validate._VisitedIds()
+    for item in (3, 1, 2):
+        ids.append(item)
+
+    assert list(ids) == [3, 1, 2]
+    assert 1 in ids and 2 in ids and 4 not in ids
