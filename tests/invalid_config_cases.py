@@ -18,6 +18,10 @@ EXPECTED_CONFIGS: dict[str, tuple[str, str]] = {
         "specs/invalid/config/config-bad-confirmation.yaml:5:3",
         "'sometimes' is not one of writes | destructive | all | none",
     ),
+    "config-bad-result-models.yaml": (
+        "specs/invalid/config/config-bad-result-models.yaml:5:3",
+        "'some' is not one of auto | all | handlers",
+    ),
     "config-max-tool-name.yaml": (
         "specs/invalid/config/config-max-tool-name.yaml:5:3",
         "200 is greater than the maximum of 128",

@@ -102,6 +102,7 @@ class Config:
     allow_partial: bool = False  # operations that cannot become tools: warnings, left out
     strict_schemas: bool = False  # input schemas in their strict variant (strict.py)
     formatter: str = "ruff"  # the layout of generated code: ruff or black (format.py)
+    result_models: str = "auto"  # typed result models: auto, all or handlers (models.py)
     # Tool modes, token budget, concise results (toolmodes.py).
     tools: ToolsOptions = field(default_factory=ToolsOptions)
     # `settings:` (suffix, value) pairs for the generated server; the environment wins.
@@ -364,6 +365,7 @@ def _interpret(
         allow_partial=output.get("allow_partial", False) is True,
         strict_schemas=output.get("strict_schemas", False) is True,
         formatter=str(output.get("formatter", "ruff")),
+        result_models=str(output.get("result_models", "auto")),
         tools=read_tools_options(data, source.locate),
         settings=check_settings(data.get("settings", {}), source.locate, sink),
     )

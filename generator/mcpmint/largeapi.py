@@ -7,7 +7,9 @@ mode are ~1.75 M estimated tokens, more than any model takes. So above `LARGE_TO
   (config.scaffold_text), commented out with a note saying why: the config must rebuild the
   tree its run generated (a mode change is the user's, reviewed in the lock diff);
 - `generate` in `all` mode without `output.token_budget` warns, naming dynamic mode and the
-  budget (a budget is the user's own answer: `check_budget` then decides).
+  budget (a budget is the user's own answer: `check_budget` then decides);
+- `output.result_models: auto` models results of handler tools only, whatever the mode
+  (models.py: GitHub's result models are 1.7 MB of code and 15 s of generation).
 
 The estimate is `mcpmint tools`'s (toolmodes.estimate_tokens: about four bytes a token).
 """
@@ -16,19 +18,27 @@ from __future__ import annotations
 
 from . import ir
 from .diagnostics import DiagnosticSink
-from .toolmodes import estimate_tokens, listed_definitions
+from .render import tool_definition
+from .toolmodes import estimate_tokens
 
-__all__ = ["LARGE_TOKENS", "all_mode_tokens", "warn_if_large"]
+__all__ = ["LARGE_TOKENS", "every_tool_tokens", "is_large", "result_models_for", "warn_if_large"]
 
 LARGE_TOKENS = 100_000  # estimated tokens of an all-mode tools/list called large
 
 
-def all_mode_tokens(server: ir.Server) -> int | None:
-    """Estimated tokens of `tools/list` when the server lists every tool; None in another
-    mode (dynamic or groups: the user chose what is listed)."""
-    if (server.tool_modes or {}).get("mode", "all") != "all":
-        return None
-    return estimate_tokens(listed_definitions(server))[1]
+def every_tool_tokens(server: ir.Server) -> int:
+    """Estimated tokens of a `tools/list` listing every tool (all mode), whatever the mode."""
+    return estimate_tokens([tool_definition(tool) for tool in server.tools])[1]
+
+
+def is_large(tokens: int) -> bool:
+    return tokens > LARGE_TOKENS
+
+
+def result_models_for(policy: str, tokens: int) -> bool:
+    """Whether every tool gets a typed result model (`output.result_models`; False: handler
+    tools only). `tokens`: `every_tool_tokens`."""
+    return policy == "all" or (policy == "auto" and not is_large(tokens))
 
 
 def warn_if_large(
@@ -43,7 +53,7 @@ def warn_if_large(
     """A warning at `location` when an all-mode `tools/list` of `tokens` is large and no
     token budget was set (`budget`). `from_spec`: a run from a spec, whose new mcpmint.yaml
     offers dynamic mode; the warning says so."""
-    if tokens is None or tokens <= LARGE_TOKENS or budget:
+    if tokens is None or not is_large(tokens) or budget:
         return
     what = (
         "; the new mcpmint.yaml in the output folder offers dynamic mode (commented out)"

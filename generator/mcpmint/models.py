@@ -1,9 +1,15 @@
-"""Typed models: pydantic classes for every tool's arguments and result.
+"""Typed models: pydantic classes for every tool's arguments, and for results.
 
 datamodel-code-generator writes the classes from the tools' own (already converted) schemas,
 not from the whole OpenAPI document: only what tools need is modelled. Spec text never
 becomes code: the schemas handed over keep only structure (types, properties, items,
 composition, enums), and the code that comes back is audited node by node before use.
+
+Result models are for every tool, or for handler tools only (`every_result=False`): a
+handler returns its result model, while an HTTP tool's result is the upstream's JSON, which
+no generated code parses. On a large API every result model is megabytes of code and most
+of the generation time (GitHub: 1.7 MB and 15 of 17 s), so `output.result_models: auto`
+keeps them to handler tools there (pipeline.result_models_for).
 """
 
 from __future__ import annotations
@@ -67,14 +73,23 @@ _ALLOWED_NODES = (
 )
 
 
-def models_source(server: ir.Server, sink: DiagnosticSink, cache: StageCache | None = None) -> str:
+def models_source(
+    server: ir.Server,
+    sink: DiagnosticSink,
+    cache: StageCache | None = None,
+    *,
+    every_result: bool = True,
+) -> str:
     """Python source of the models module (unformatted), or "" when it cannot be made.
+
+    `every_result`: a result model for every tool with an output schema; False: for handler
+    tools only (the module says so above its `RESULTS` map).
 
     datamodel-code-generator's output is a function of the combined structural schema alone
     (no descriptions, examples or bounds reach it), so `cache` reuses it whenever that schema
     is unchanged: a changed description, summary or bound costs no model generation.
     """
-    document, names = _combined_schema(server)
+    document, names = _combined_schema(server, every_result)
     text = json.dumps(document, sort_keys=True)
     key = cache_key("models", hashlib.sha256(text.encode("utf-8")).hexdigest(), *_LIBRARIES)
     stored = cache.get("models", key) if cache is not None else None
@@ -93,7 +108,7 @@ def models_source(server: ir.Server, sink: DiagnosticSink, cache: StageCache | N
         sink.error(server.source_file or "<spec>", f"typed models: classes missing: {missing[:5]}")
         return ""
     body = source.split("from __future__ import annotations", 1)[-1]
-    return "from __future__ import annotations\n" + body + _registry(server, names)
+    return "from __future__ import annotations\n" + body + _registry(names, every_result)
 
 
 def _generate(text: str, server: ir.Server, sink: DiagnosticSink) -> str:
@@ -165,8 +180,11 @@ def class_names(tool: ir.Tool) -> tuple[str, str]:
     return f"{tool.class_stem}Arguments", f"{tool.class_stem}Result"
 
 
-def _combined_schema(server: ir.Server) -> tuple[dict[str, Any], dict[str, tuple[str, str]]]:
-    """One JSON Schema document whose `$defs` hold every tool's models and their shared parts.
+def _combined_schema(
+    server: ir.Server, every_result: bool = True
+) -> tuple[dict[str, Any], dict[str, tuple[str, str]]]:
+    """One JSON Schema document whose `$defs` hold every tool's models and their shared parts
+    (result models for every tool, or with `every_result` False for handler tools only).
 
     Each tool root's own `$defs` are hoisted with a per-mode prefix, because the same
     component converts differently for arguments (strict) and results (lenient).
@@ -177,7 +195,7 @@ def _combined_schema(server: ir.Server) -> tuple[dict[str, Any], dict[str, tuple
     for tool in server.tools:
         arguments, result = class_names(tool)
         defs[arguments] = _hoist(tool.input_schema, "Arg", defs, taken)
-        if tool.output_schema is not None:
+        if tool.output_schema is not None and (every_result or tool.handler):
             defs[result] = _hoist(tool.output_schema, "", defs, taken)
             names[tool.name] = (arguments, result)
         else:
@@ -253,16 +271,24 @@ def _structural(node: Any, renames: Mapping[str, str]) -> Any:
     return result
 
 
-def _registry(server: ir.Server, names: Mapping[str, tuple[str, str]]) -> str:
+def _registry(names: Mapping[str, tuple[str, str]], every_result: bool) -> str:
     """Maps from tool name to model class; names are checked identifiers, keys are repr()."""
     arguments = "".join(f"    {tool!r}: {pair[0]},\n" for tool, pair in sorted(names.items()))
     results = "".join(
         f"    {tool!r}: {pair[1]},\n" for tool, pair in sorted(names.items()) if pair[1]
     )
+    scope = (
+        ""
+        if every_result
+        else "# Handler tools only (`output.result_models` in mcpmint.yaml): the other tools'\n"
+        "# results are the upstream's JSON, which no generated code parses.\n"
+    )
     return (
         "\n\nARGUMENTS: dict[str, type[BaseModel]] = {\n"
         + arguments
-        + "}\n\nRESULTS: dict[str, type[BaseModel]] = {\n"
+        + "}\n\n"
+        + scope
+        + "RESULTS: dict[str, type[BaseModel]] = {\n"
         + results
         + "}\n"
     )

@@ -20,7 +20,7 @@ from .diagnostics import Aborted, DiagnosticSink
 from .format import Formatter, format_tree
 from .frontends.manifest import build_manifest_server, is_manifest
 from .frontends.openapi import BuildOptions, build_server
-from .largeapi import LARGE_TOKENS, all_mode_tokens, warn_if_large
+from .largeapi import every_tool_tokens, is_large, result_models_for, warn_if_large
 from .load import RawDocument, load_document
 from .lock import LOCK_FILE, LockError, diff_locks, has_breaking, lock_text, parse_lock
 from .models import models_source
@@ -185,6 +185,7 @@ def render_server(
     root_file: str | None = None,
     formatter: Formatter = "ruff",
     large: bool = False,
+    every_result: bool = True,
     cache: StageCache | None = None,
 ) -> FileTree:
     """IR -> formatted files in memory. Raises `Aborted` on errors.
@@ -192,8 +193,9 @@ def render_server(
     With `config` (a run from a spec, not from a project config), the scaffold includes a
     minimal `mcpmint.yaml` naming `spec_file` (and `root_file`, the `$ref` root), both
     relative to the output folder, so that `mcpmint generate` there rebuilds the same server.
+    `every_result`: typed result models for every tool, or for handler tools only.
     """
-    models = models_source(server, sink, cache)
+    models = models_source(server, sink, cache, every_result=every_result)
     _stop_on_errors(sink)
     cases = build_cases(server, sink)
     _stop_on_errors(sink)
@@ -383,12 +385,16 @@ def _render_and_write(
         check_budget(server, config.tools, sink)
         _stop_on_errors(sink)
     formatter: Formatter = "black" if config is not None and config.formatter == "black" else "ruff"
-    # Large APIs (largeapi.py): a warning in all mode, dynamic mode in a new mcpmint.yaml.
+    # Large APIs (largeapi.py): a warning in all mode, dynamic mode in a new mcpmint.yaml,
+    # result models for handler tools only unless asked for.
     budget = config is not None and config.tools.token_budget is not None
-    tokens = None if budget else all_mode_tokens(server)  # a budget: check_budget measured
+    every_tool = every_tool_tokens(server)
+    all_mode = (server.tool_modes or {}).get("mode", "all") == "all"
+    tokens = every_tool if all_mode and not budget else None  # a budget: check_budget measured
     where = (config.path if config else spec_path).as_posix()
     warn_if_large(server, tokens, where, sink, budget=budget, from_spec=config is None)
-    large = tokens is not None and tokens > LARGE_TOKENS
+    large = tokens is not None and is_large(tokens)
+    every_result = result_models_for(config.result_models if config else "auto", every_tool)
     tree = render_server(
         server,
         spec_file,
@@ -397,6 +403,7 @@ def _render_and_write(
         root_file=root_file,
         formatter=formatter,
         large=large,
+        every_result=every_result,
         cache=cache,
     )
     if config is None:
