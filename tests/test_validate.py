@@ -299,7 +299,7 @@ def test_the_fast_document_schema_check_changes_no_finding(
     assert version is not None
 
     fast = validate.findings(document, version)
-    monkeypatch.setattr(validate, "_passes_document_schema", lambda *_: False)
+    monkeypatch.setattr(validate, "_passes_fast_check", lambda *_: False)
     slow = validate.findings(document, version)
 
     assert [d.render() for d in fast] == [d.render() for d in slow]
@@ -311,9 +311,9 @@ def test_the_fast_check_tells_valid_from_invalid(tmp_path: Path) -> None:
     spec.write_text("openapi: 3.0.3\n" + BODY, encoding="utf-8")
     document = load_document(spec, DiagnosticSink())
     assert document is not None
-    assert validate._passes_document_schema(meta, document.data)
+    assert validate._passes_fast_check(meta, document.data)
     broken = dict(document.data, info={"version": "1"})  # `title` is required
-    assert not validate._passes_document_schema(meta, broken)
+    assert not validate._passes_fast_check(meta, broken)
 
 
 def test_visited_ids_keep_list_order_with_set_membership() -> None:

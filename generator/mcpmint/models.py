@@ -22,8 +22,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from . import ir, naming
+from .background import Background
 from .cache import StageCache, cache_key
-from .diagnostics import DiagnosticSink
+from .diagnostics import Diagnostic, DiagnosticSink
 
 # Keywords that shape a type. Everything else (descriptions, titles, examples, defaults,
 # patterns, bounds) stays out of the models: it lives in tools.json, checked at run time.
@@ -73,6 +74,11 @@ _ALLOWED_NODES = (
 )
 
 
+# Servers with at least this many tools get their models from a forked second process while
+# the test cases and the lock are built (1.9 s of GitHub's 1,223 tools' argument models).
+BACKGROUND_MIN_TOOLS = 200
+
+
 def models_source(
     server: ir.Server,
     sink: DiagnosticSink,
@@ -89,30 +95,63 @@ def models_source(
     (no descriptions, examples or bounds reach it), so `cache` reuses it whenever that schema
     is unchanged: a changed description, summary or bound costs no model generation.
     """
-    document, names = _combined_schema(server, every_result)
-    text = json.dumps(document, sort_keys=True)
-    key = cache_key("models", hashlib.sha256(text.encode("utf-8")).hexdigest(), *_LIBRARIES)
-    stored = cache.get("models", key) if cache is not None else None
-    # A stored entry is audited like a fresh one: the cache folder is not trusted more than
-    # the generator.
-    if isinstance(stored, str) and not audit(stored):
-        source: str = stored
-    else:
-        source = _generate(text, server, sink)
-        if not source:
+    return PendingModels(server, cache, every_result=every_result).join(sink)
+
+
+class PendingModels:
+    """The models module being made, in a forked second process on a large server
+    (background.py); `join` gives what `models_source` returns."""
+
+    def __init__(
+        self, server: ir.Server, cache: StageCache | None, *, every_result: bool = True
+    ) -> None:
+        document, self.names = _combined_schema(server, every_result)
+        self.server, self.cache, self.every_result = server, cache, every_result
+        text = json.dumps(document, sort_keys=True)
+        self.key = cache_key(
+            "models", hashlib.sha256(text.encode("utf-8")).hexdigest(), *_LIBRARIES
+        )
+        stored = cache.get("models", self.key) if cache is not None else None
+        # A stored entry is audited like a fresh one: the cache folder is not trusted more
+        # than the generator.
+        self.stored = stored if isinstance(stored, str) and not audit(stored) else None
+        self._background: Background[tuple[str, list[Diagnostic]]] | None = None
+        if self.stored is None:
+            location = server.source_file or "<spec>"
+            self._background = Background(
+                lambda: _generate(text, location),
+                worth_it=len(server.tools) >= BACKGROUND_MIN_TOOLS,
+            )
+
+    def join(self, sink: DiagnosticSink) -> str:
+        """The module's source, or "" with the errors in `sink`."""
+        if self._background is not None:
+            source, found = self._background.result()
+            self._background = None
+            sink.extend(found)
+            if not source:
+                return ""
+            if self.cache is not None:
+                self.cache.put("models", self.key, source)
+        else:
+            assert self.stored is not None
+            source = self.stored
+        names = self.names
+        missing = [c for pair in names.values() for c in pair if c and f"class {c}(" not in source]
+        if missing:
+            sink.error(
+                self.server.source_file or "<spec>",
+                f"typed models: classes missing: {missing[:5]}",
+            )
             return ""
-        if cache is not None:
-            cache.put("models", key, source)
-    missing = [c for pair in names.values() for c in pair if c and f"class {c}(" not in source]
-    if missing:
-        sink.error(server.source_file or "<spec>", f"typed models: classes missing: {missing[:5]}")
-        return ""
-    body = source.split("from __future__ import annotations", 1)[-1]
-    return "from __future__ import annotations\n" + body + _registry(names, every_result)
+        body = source.split("from __future__ import annotations", 1)[-1]
+        return "from __future__ import annotations\n" + body + _registry(names, self.every_result)
 
 
-def _generate(text: str, server: ir.Server, sink: DiagnosticSink) -> str:
-    """datamodel-code-generator over the combined schema `text`, audited ("" on failure)."""
+def _generate(text: str, location: str) -> tuple[str, list[Diagnostic]]:
+    """datamodel-code-generator over the combined schema `text`, audited: the source, or ""
+    and the errors to report at `location` (a pure function: it may run in another process)."""
+    sink = DiagnosticSink()
     try:
         from datamodel_code_generator import InputFileType, LiteralType, PythonVersion, generate
         from datamodel_code_generator.enums import DataModelType
@@ -136,23 +175,23 @@ def _generate(text: str, server: ir.Server, sink: DiagnosticSink) -> str:
             )
     except Exception as exc:
         sink.error(
-            server.source_file or "<spec>",
+            location,
             f"typed models could not be generated: {type(exc).__name__}: {str(exc)[:300]}",
             "report this with the spec attached; meanwhile simplify the schema it names",
         )
-        return ""
+        return "", sink.items
     if not isinstance(source, str):
-        sink.error(server.source_file or "<spec>", "typed models: unexpected generator output")
-        return ""
+        sink.error(location, "typed models: unexpected generator output")
+        return "", sink.items
     problem = audit(source)
     if problem:
         sink.error(
-            server.source_file or "<spec>",
+            location,
             f"typed models failed the code audit ({problem}); nothing was written",
             "this is a bug in the model generator's escaping; report it with the spec",
         )
-        return ""
-    return source
+        return "", sink.items
+    return source, []
 
 
 def audit(source: str) -> str:

@@ -23,9 +23,9 @@ from .frontends.openapi import BuildOptions, build_server
 from .largeapi import every_tool_tokens, is_large, result_models_for, warn_if_large
 from .load import RawDocument, load_document
 from .lock import LOCK_FILE, LockError, diff_locks, has_breaking, lock_text, parse_lock
-from .models import models_source
+from .models import PendingModels
 from .openapi_resources import add_resource_templates
-from .render import FileTree, RenderInputs, render
+from .render import FileTree, RenderInputs, models_file, models_path, render
 from .resources import generator_identity
 from .sources import Part, merge_sources
 from .strict import strict_server
@@ -195,11 +195,18 @@ def render_server(
     relative to the output folder, so that `mcpmint generate` there rebuilds the same server.
     `every_result`: typed result models for every tool, or for handler tools only.
     """
-    models = models_source(server, sink, cache, every_result=every_result)
+    # The typed models take seconds on a large server: a second process makes them while
+    # this one renders the rest (models.PendingModels); their file is put in at the end.
+    pending = PendingModels(server, cache, every_result=every_result)
+    try:
+        cases = build_cases(server, sink)
+        if not sink.has_errors:
+            lock = lock_text(server)
+            tree = render(RenderInputs(server=server, models="", cases=cases, spec_file=spec_file))
+    finally:
+        models = pending.join(sink)
     _stop_on_errors(sink)
-    cases = build_cases(server, sink)
-    _stop_on_errors(sink)
-    tree = render(RenderInputs(server=server, models=models, cases=cases, spec_file=spec_file))
+    tree.generated[models_path(server)] = models_file(models)
     tree = format_tree(tree, sink, formatter)
     _stop_on_errors(sink)
     scaffold = dict(tree.scaffold)
@@ -207,7 +214,7 @@ def render_server(
         scaffold[CONFIG_NAMES[0]] = scaffold_text(
             spec_file, server.namespace, root_file, dynamic=large
         )
-    return FileTree(generated={**tree.generated, LOCK_FILE: lock_text(server)}, scaffold=scaffold)
+    return FileTree(generated={**tree.generated, LOCK_FILE: lock}, scaffold=scaffold)
 
 
 def _relative(path: Path, output: Path) -> str:
@@ -320,6 +327,11 @@ def _generate(
         )
     if memo.missed or memo.used.keys() != memo.previous.keys():
         cache.put("compact", memo_key, memo.used)
+    # Validation, if it runs in a second process, is done by now (it is shorter than the
+    # build); joining here frees that process for the typed models.
+    for pending in reversed(deferred):  # the later one first: earlier indexes stay valid
+        pending.join()
+    deferred.clear()
     if cache.folder is None:
         cache.folder = output / CACHE_DIR
     return _render_and_write(

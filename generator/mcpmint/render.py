@@ -80,6 +80,16 @@ def dump_json(data: Any) -> str:
     return json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 
+def models_path(server: ir.Server) -> str:
+    """Where the typed models module goes in the tree."""
+    return f"src/{_identifier(server.package)}/_generated/models.py"
+
+
+def models_file(models: str) -> str:
+    """The typed models module's text, from `models_source`'s output."""
+    return PYTHON_HEADER + "\n" + models
+
+
 def render(inputs: RenderInputs) -> FileTree:
     server = inputs.server
     env = _environment()
@@ -117,7 +127,7 @@ def render(inputs: RenderInputs) -> FileTree:
         f"{src}/py.typed": "",
         f"{src}/_generated/__init__.py": template("generated_init.py.jinja"),
         f"{src}/_generated/tools.json": dump_json(catalog(server)),
-        f"{src}/_generated/models.py": PYTHON_HEADER + "\n" + inputs.models,
+        models_path(server): models_file(inputs.models),
         "tests/__init__.py": "",
         "tests/test_generated.py": template("test_generated.py.jinja"),
         "tests/generated_cases.json": dump_json(inputs.cases),
