@@ -33,6 +33,13 @@ def _pretty(value: Any) -> str:
     out: list[str] = []
     append = out.append
 
+    def collapse(start: int, indent: str) -> None:
+        # Millions of small strings would cost a few hundred MB on a large server: the
+        # members of the two outer levels (a tool each, in tools.json and the lock) are joined
+        # as soon as they are written.
+        if len(indent) <= 2:
+            out[start:] = ["".join(out[start:])]
+
     def node(item: Any, indent: str) -> None:
         if isinstance(item, str):
             append(encode_basestring(item))
@@ -50,9 +57,11 @@ def _pretty(value: Any) -> str:
                 if type(key) is not str:
                     raise _Unusual
                 append(separator)
+                start = len(out)
                 append(encode_basestring(key))
                 append(": ")
                 node(item[key], inner)
+                collapse(start, indent)
                 separator = ",\n" + inner
             append("\n" + indent + "}")
         elif isinstance(item, list | tuple):
@@ -63,7 +72,9 @@ def _pretty(value: Any) -> str:
             separator = "[\n" + inner
             for element in item:
                 append(separator)
+                start = len(out)
                 node(element, inner)
+                collapse(start, indent)
                 separator = ",\n" + inner
             append("\n" + indent + "]")
         elif item is True:
