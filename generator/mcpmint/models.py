@@ -155,7 +155,6 @@ def _generate(text: str, location: str) -> tuple[str, list[Diagnostic]]:
     try:
         from datamodel_code_generator import InputFileType, LiteralType, PythonVersion, generate
         from datamodel_code_generator.enums import DataModelType
-        from datamodel_code_generator.format import Formatter
 
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -170,7 +169,7 @@ def _generate(text: str, location: str) -> tuple[str, list[Diagnostic]]:
                 use_union_operator=True,
                 use_schema_description=False,
                 use_field_description=False,
-                formatters=[Formatter.BUILTIN],
+                formatters=[],  # the one ruff pass at the end formats models.py with the rest
                 class_name="AnyValue",
             )
     except Exception as exc:
