@@ -5,6 +5,10 @@ from __future__ import annotations
 import copy
 import dataclasses
 import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 from mcpmint.diagnostics import DiagnosticSink
@@ -20,6 +24,7 @@ from mcpmint.lock import (
 from mcpmint.pipeline import build
 
 from .conftest import SPECS
+from .support import clean_env, run
 
 
 def tool(**overrides: Any) -> dict[str, Any]:
@@ -303,3 +308,62 @@ def test_changes_are_ordered_by_tool_then_kind() -> None:
         ("b", "additive"),
         ("c", "additive"),
     ]
+
+
+# ---------------------------------------------------------------- tool mode and safety settings
+SAFETY_CONFIG = """\
+sources:
+  - spec: petstore.yaml
+tools:
+  mode: {mode}
+settings:
+  CONFIRM_FALLBACK: {fallback}
+  TIMEOUT: {timeout}
+"""
+
+
+def _mcpmint(folder: Path, *arguments: str) -> subprocess.CompletedProcess[str]:
+    return run([sys.executable, "-m", "mcpmint", *arguments], cwd=folder, env=clean_env())
+
+
+def test_tool_mode_and_safety_settings_are_locked_and_a_change_to_them_is_review(
+    tmp_path: Path,
+) -> None:
+    shutil.copy(SPECS / "petstore.yaml", tmp_path / "petstore.yaml")
+    config = tmp_path / "mcpmint.yaml"
+    config.write_text(SAFETY_CONFIG.format(mode="all", fallback="refuse", timeout=30))
+    done = _mcpmint(tmp_path, "generate")
+    assert done.returncode == 0, done.stdout + done.stderr
+    first = json.loads((tmp_path / "tools.lock.json").read_text(encoding="utf-8"))
+    assert first["server"] == {
+        "toolMode": {"core": [], "listedGroups": [], "mode": "all"},
+        # TIMEOUT changes no safety control: not recorded, so changing it is not a finding.
+        "settings": {"CONFIRM_FALLBACK": "refuse"},
+    }
+    shutil.copy(tmp_path / "tools.lock.json", tmp_path / "before.lock.json")
+
+    config.write_text(SAFETY_CONFIG.format(mode="dynamic", fallback="token", timeout=5))
+    done = _mcpmint(tmp_path, "generate")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "review (2):" in done.stdout, done.stdout
+    assert (
+        '(server): safety setting changed: settings.CONFIRM_FALLBACK: "refuse" -> "token"\n'
+        in done.stdout
+    ), done.stdout
+    assert '(server): tool mode changed: tools.mode: "all" -> "dynamic"' in done.stdout
+    assert "TIMEOUT" not in done.stdout
+
+    diff = _mcpmint(tmp_path, "diff", "before.lock.json", "tools.lock.json", "--json")
+    assert diff.returncode == 1, diff.stdout + diff.stderr
+    report = json.loads(diff.stdout)
+    server_changes = [c for c in report["changes"] if c["tool"] == "(server)"]
+    assert {(c["kind"], c["what"]) for c in server_changes} == {
+        ("review", "safety setting changed"),
+        ("review", "tool mode changed"),
+    }
+
+
+def test_a_lock_without_tool_mode_or_settings_has_no_server_section() -> None:
+    sink = DiagnosticSink()
+    server = build(SPECS / "petstore.yaml", sink)
+    assert "server" not in lock_document(server)

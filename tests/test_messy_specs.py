@@ -10,6 +10,7 @@ mcpmint.yaml) turns it into a warning and leaves the operation out.
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +24,7 @@ from mcpmint.render import catalog
 from mcpmint.runtime.catalog import load_catalog
 from mcpmint.runtime.server import build_server
 
-from .support import mcpmint
+from .support import clean_env, mcpmint, run
 
 pytestmark = pytest.mark.anyio
 
@@ -195,3 +196,81 @@ def test_output_allow_partial_in_the_project_config(spec: Path) -> None:
     code, stdout, stderr = mcpmint("validate", str(config))
     assert code == 0, stderr
     assert "ok, 1 tools" in stdout
+
+
+# ------------------------------------------------------------------- bare JSON string responses
+# One tool answers a bare JSON string, one plain text, one a JSON object.
+BARE_STRING_SPEC = """\
+openapi: 3.0.3
+info: {title: Words, version: "1"}
+servers: [{url: "https://words.example/api"}]
+paths:
+  /word:
+    get:
+      operationId: getWord
+      responses:
+        "200":
+          description: A word, as a JSON string.
+          content:
+            application/json:
+              schema: {type: string}
+  /anything:
+    get:
+      operationId: getAnything
+      responses:
+        "200":
+          description: Any JSON value (an unknown schema).
+          content:
+            application/json:
+              schema: {}
+  /note:
+    get:
+      operationId: getNote
+      responses:
+        "200":
+          description: A note, as text.
+          content:
+            text/plain:
+              schema: {type: string}
+  /count:
+    get:
+      operationId: getCount
+      responses:
+        "200":
+          description: A count.
+          content:
+            application/json:
+              schema:
+                type: object
+                properties: {count: {type: integer}}
+"""
+
+
+def _generate(folder: Path, spec: str) -> tuple[Path, str]:
+    """`mcpmint generate spec.yaml -o out` in `folder`; the output folder and what it printed."""
+    (folder / "spec.yaml").write_text(spec, encoding="utf-8")
+    out = folder / "out"
+    done = run(
+        [sys.executable, "-m", "mcpmint", "generate", "spec.yaml", "-o", str(out)],
+        cwd=folder,
+        env=clean_env(),
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    return out, done.stdout + done.stderr
+
+
+def test_generated_tests_answer_a_bare_json_string_as_json_and_pass(tmp_path: Path) -> None:
+    out, _ = _generate(tmp_path, BARE_STRING_SPEC)
+    cases = json.loads((out / "tests" / "generated_cases.json").read_text(encoding="utf-8"))
+    calls = cases["calls"]
+    assert calls["words_get_word"]["responseText"] is False
+    assert isinstance(calls["words_get_word"]["response"], str)
+    assert calls["words_get_anything"]["responseText"] is False
+    assert calls["words_get_note"]["responseText"] is True
+    assert calls["words_get_count"]["responseText"] is False
+    done = run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"],
+        cwd=out,
+        env=clean_env(PYTHONPATH=str(out / "src")),
+    )
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]

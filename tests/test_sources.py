@@ -7,15 +7,18 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import httpx2
 import pytest
+from mcp import Client
 
 from mcpmint import ir
 from mcpmint.config import load_config
 from mcpmint.diagnostics import Aborted, DiagnosticSink
 from mcpmint.pipeline import GenerateOptions, build, build_config, generate
-from mcpmint.render import catalog
+from mcpmint.render import catalog, settings_rows
 from mcpmint.runtime.catalog import CatalogError, load_catalog
 from mcpmint.runtime.content import render_text
+from mcpmint.runtime.server import build_server as build_runtime_server
 from mcpmint.runtime.upstreams import BaseUrlError, NamedUpstream, named_base_url
 
 from .conftest import SPECS
@@ -197,3 +200,76 @@ def test_R5_manifests_and_several_sources_give_identical_bytes_whatever_the_hash
 ) -> None:
     digests = trees_by_hash_seed(SPECS / spec, tmp_path)
     assert digests[0] == digests[1]
+
+
+# -------------------------------------------------------------- other sources' server variables
+GEO_SPEC = """\
+openapi: 3.0.3
+info: {title: Geo, version: "1"}
+servers:
+  - url: "https://{region}.geo.example.com/v1"
+    variables:
+      region: {default: eu, enum: [eu, us]}
+paths:
+  /places:
+    get:
+      operationId: listPlaces
+      responses:
+        "200":
+          description: Places.
+          content:
+            application/json:
+              schema: {type: object, properties: {count: {type: integer}}}
+"""
+GEO_CONFIG = """\
+sources:
+  - spec: petstore.yaml
+  - spec: geo.yaml
+    namespace: geo
+"""
+
+
+async def _call_geo(data: dict[str, Any], environ: dict[str, str]) -> tuple[Any, list[str]]:
+    hosts: list[str] = []
+
+    def answer(request: httpx2.Request) -> httpx2.Response:
+        hosts.append(request.url.host)
+        return httpx2.Response(200, json={"count": 2})
+
+    server = build_runtime_server(
+        load_catalog(data), transport=httpx2.MockTransport(answer), environ=environ
+    )
+    async with Client(server) as client:
+        result = await client.call_tool("geo_list_places", {})
+    return result, hosts
+
+
+@pytest.mark.anyio
+async def test_another_sources_server_variables_are_set_by_its_own_variables(
+    tmp_path: Path,
+) -> None:
+    shutil.copy(SPECS / "petstore.yaml", tmp_path / "petstore.yaml")
+    (tmp_path / "geo.yaml").write_text(GEO_SPEC, encoding="utf-8")
+    (tmp_path / "mcpmint.yaml").write_text(GEO_CONFIG, encoding="utf-8")
+    sink = DiagnosticSink()
+    config = load_config(tmp_path / "mcpmint.yaml", sink)
+    assert config is not None
+    server = build_config(config, sink)
+    data = json.loads(json.dumps(catalog(server)))
+    assert data["upstreams"]["geo"]["urlTemplate"] == "https://{region}.geo.example.com/v1"
+    rows = {row["name"]: row["meaning"] for row in settings_rows(server)}
+    assert "`eu`, `us`" in rows["PETSTORE_GEO_SERVER_REGION"]
+
+    audit = {"PETSTORE_AUDIT": "off"}
+    result, hosts = await _call_geo(data, audit)
+    assert not result.is_error and hosts == ["eu.geo.example.com"]  # the spec's default
+    result, hosts = await _call_geo(data, {**audit, "PETSTORE_GEO_SERVER_REGION": "us"})
+    assert not result.is_error and hosts == ["us.geo.example.com"]
+    # The same enum rule as the first source's: a value outside it sends nothing.
+    result, hosts = await _call_geo(data, {**audit, "PETSTORE_GEO_SERVER_REGION": "evil.com"})
+    assert result.is_error and hosts == []
+    message = " ".join(getattr(c, "text", "") for c in result.content)
+    assert "'region' (PETSTORE_GEO_SERVER_REGION) must be one of: eu, us" in message
+    # The first source's variable does not reach another source.
+    result, hosts = await _call_geo(data, {**audit, "PETSTORE_SERVER_REGION": "us"})
+    assert hosts == ["eu.geo.example.com"]

@@ -979,3 +979,59 @@ async def test_hook_is_not_called_without_a_verified_caller(
         assert not (await client.call_tool("pets_list_pets", {})).is_error
     assert hook.asked == []
     assert upstream.last.url.params["api_key"] == env["PETS_QUERY_KEY"]
+
+
+# -------------------------------------------------------------- auth settings from mcpmint.yaml
+# Inbound auth given as mcpmint.yaml `settings:` (tools.json "settings"), not in the environment.
+AUTH_SETTINGS = {
+    "PETS_AUTH": "jwt",
+    "PETS_JWKS_URL": "https://auth.example.com/.well-known/jwks.json",
+    "PETS_ISSUER": "https://auth.example.com",
+    "PETS_RESOURCE_URL": "https://mcp.example.com/mcp",
+}
+
+
+def _served_app(
+    monkeypatch: pytest.MonkeyPatch, environ: dict[str, str], argv: list[str]
+) -> tuple[int, list[Any]]:
+    data = catalog_data()
+    data["settings"] = AUTH_SETTINGS
+    served: list[Any] = []
+    monkeypatch.setattr(uvicorn, "run", lambda app, **kw: served.append(app))
+    return main(load_catalog(data), ["--transport", "http", *argv], environ=environ), served
+
+
+async def _resource_metadata(app: Any, host: str) -> dict[str, Any]:
+    transport = httpx2.ASGITransport(app=app)
+    async with httpx2.AsyncClient(transport=transport, base_url=f"https://{host}") as http:
+        response = await http.get("/.well-known/oauth-protected-resource/mcp")
+        unauthenticated = await http.post("/mcp", json={})
+    assert response.status_code == 200, response.text
+    assert unauthenticated.status_code == 401
+    return dict(response.json())
+
+
+async def test_auth_settings_from_the_config_protect_an_http_server(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A public address is refused without inbound auth: served, so the settings were read.
+    status, served = _served_app(monkeypatch, {}, ["--host", "0.0.0.0"])
+    assert status == 0
+    (app,) = served
+    metadata = await _resource_metadata(app, "mcp.example.com")
+    assert metadata["resource"] == "https://mcp.example.com/mcp"
+    assert metadata["authorization_servers"] == ["https://auth.example.com"]
+
+
+async def test_the_environment_overrides_auth_settings_from_the_config(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    moved = {"PETS_RESOURCE_URL": "https://tools.example.org/mcp"}
+    status, served = _served_app(monkeypatch, moved, ["--host", "0.0.0.0"])
+    assert status == 0
+    metadata = await _resource_metadata(served[0], "tools.example.org")
+    assert metadata["resource"] == "https://tools.example.org/mcp"
+    # PETS_AUTH=none in the environment turns the configured jwt off: public is refused again.
+    status, served = _served_app(monkeypatch, {"PETS_AUTH": "none"}, ["--host", "0.0.0.0"])
+    assert status == 2 and served == []
+    assert "PETS_AUTH=jwt" in capsys.readouterr().err

@@ -7,6 +7,7 @@ is what any exporter would send.
 from __future__ import annotations
 
 import contextlib
+import io
 import json
 import os
 import signal
@@ -20,9 +21,10 @@ from mcp import Client
 from mcp.shared.exceptions import MCPError
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import HistogramDataPoint, InMemoryMetricReader
-from runtime_support import Answer, Recorder
+from runtime_support import ENV, Answer, Recorder, catalog_data
 
-from mcpmint.runtime.catalog import Catalog
+from mcpmint.runtime.audit import AuditLog
+from mcpmint.runtime.catalog import Catalog, load_catalog
 from mcpmint.runtime.metrics import Metrics, classify
 from mcpmint.runtime.server import build_server
 
@@ -224,3 +226,36 @@ def test_outcomes_are_classified_from_the_audit_decision(
     decision: str, reason: str, status: int | None, outcome: str
 ) -> None:
     assert classify(decision, reason, status) == outcome
+
+
+# --------------------------------------------------------------------- dynamic mode's own tools
+def _dynamic_catalog() -> Any:
+    data = catalog_data()
+    data["toolModes"] = {"mode": "dynamic", "core": []}
+    return load_catalog(data)
+
+
+async def test_dynamic_modes_search_and_describe_calls_are_metered_like_any_tool(
+    upstream: Recorder, mode: str
+) -> None:
+    metrics = Metrics("pets-mcp")
+    server = build_server(
+        _dynamic_catalog(),
+        transport=upstream.transport,
+        environ=ENV,
+        audit=AuditLog(stream=io.StringIO()),
+        metrics=metrics,
+    )
+    async with Client(server, mode=mode) as client:
+        await client.call_tool("pets_search_tools", {"query": "list pets"})
+        await client.call_tool("pets_search_tools", {"query": "find a pet"})
+        await client.call_tool("pets_describe_tool", {"name": "pets_list_pets"})
+        await client.call_tool("pets_describe_tool", {"name": "no_such_tool"})
+        await client.call_tool("pets_call_tool", {"name": "pets_list_pets", "arguments": {}})
+    tools = metrics.summary()["tools"]
+    assert tools["pets_search_tools"]["outcomes"] == {"ok": 2}
+    assert tools["pets_describe_tool"]["outcomes"] == {"argument_error": 1, "ok": 1}
+    # A call through call_tool counts as a call of the tool it names, as before.
+    assert tools["pets_list_pets"]["outcomes"] == {"ok": 1}
+    assert "pets_call_tool" not in tools
+    assert metrics.summary()["calls"] == 5

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import io
 import json
 import logging
 from collections.abc import AsyncIterator
@@ -16,9 +17,11 @@ import mcp_types as types
 import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
-from runtime_support import Answer, Recorder, catalog_data, json_body
+from runtime_support import ENV, Answer, Recorder, catalog_data, json_body
 
+from mcpmint.runtime.audit import AuditLog
 from mcpmint.runtime.catalog import Catalog, load_catalog
+from mcpmint.runtime.hooks import Hooks
 from mcpmint.runtime.request import PreparedRequest
 from mcpmint.runtime.server import build_server
 from mcpmint.runtime.upstream import UpstreamClient, UpstreamError
@@ -663,4 +666,85 @@ async def test_upstream_client_refuses_a_request_off_its_origin(upstream: Record
     with pytest.raises(UpstreamError, match="does not stay on the upstream origin"):
         await client.send(request, origin="https://api.example.com")
     await client.aclose()
+    assert upstream.requests == []
+
+
+# -------------------------------------------------------------------- strict-mode handler tools
+def _strict_handler_catalog(strict: bool) -> Any:
+    """The test catalog plus a handler tool with strict-mode schemas (every property
+    required, the optional one nullable), as `output: {strict_schemas: true}` writes it."""
+    data = catalog_data()
+    data["tools"].append(
+        {
+            "name": "pets_note",
+            "title": "Note",
+            "description": "Write a note about a pet.",
+            "inputSchema": {
+                "type": "object",
+                "properties": {
+                    "text": {"type": "string"},
+                    "tag": {"anyOf": [{"type": "string"}, {"type": "null"}]},
+                    "extra": {
+                        "anyOf": [
+                            {
+                                "type": "object",
+                                "properties": {
+                                    "mood": {"anyOf": [{"type": "string"}, {"type": "null"}]}
+                                },
+                                "required": ["mood"],
+                                "additionalProperties": False,
+                            },
+                            {"type": "null"},
+                        ]
+                    },
+                },
+                "required": ["text", "tag", "extra"],
+                "additionalProperties": False,
+            },
+            "outputSchema": None,
+            "annotations": {"title": "Note", "readOnlyHint": True, "openWorldHint": False},
+            "handler": True,
+            "security": [],
+            "output": {"wrap": None},
+            "meta": {"source": "tools.yaml", **({"nullsAbsent": True} if strict else {})},
+            "confirmation": "none",
+        }
+    )
+    return load_catalog(data)
+
+
+@pytest.mark.parametrize("strict", [True, False], ids=["strict", "lenient"])
+async def test_a_strict_handler_tool_never_receives_the_nulls_of_optional_arguments(
+    upstream: Recorder, strict: bool
+) -> None:
+    received: list[dict[str, Any]] = []
+    hooks = Hooks()
+
+    @hooks.handler("pets_note")
+    def note(arguments: dict[str, Any]) -> str:
+        received.append(arguments)
+        return "noted"
+
+    server = build_server(
+        _strict_handler_catalog(strict),
+        transport=upstream.transport,
+        environ=ENV,
+        audit=AuditLog(stream=io.StringIO()),
+        hooks=hooks,
+    )
+    async with Client(server) as client:
+        result = await client.call_tool(
+            "pets_note", {"text": "fed", "tag": None, "extra": {"mood": None}}
+        )
+    assert not result.is_error, result
+    expected = (
+        {"text": "fed", "extra": {}}
+        if strict
+        else {
+            "text": "fed",
+            "tag": None,
+            "extra": {"mood": None},
+        }
+    )
+    assert received == [expected]
     assert upstream.requests == []
