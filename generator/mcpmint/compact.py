@@ -483,9 +483,16 @@ def _shape(node: Mapping[str, Any], defs: Mapping[str, Any]) -> dict[str, Any]:
                 resolved = _resolve(branch, defs) if isinstance(branch, Mapping) else {}
                 kinds.append({"type": resolved["type"]} if "type" in resolved else {})
             if all(kinds) and kinds:
-                unique = [
-                    dict(t) for t in {json.dumps(k, sort_keys=True): k for k in kinds}.values()
-                ]
+                unique = [dict(t) for t in {_kind_key(k): k for k in kinds}.values()]
                 return {"anyOf": unique} if len(unique) > 1 else unique[0]
             return {}
     return {}
+
+
+def _kind_key(kind: Mapping[str, Any]) -> tuple[str, str]:
+    """Equal for two `{"type": ...}` kinds exactly when their JSON is (a plain string type,
+    by far the most common, without encoding it: this runs ~900,000 times on Stripe)."""
+    value = kind["type"]
+    if isinstance(value, str):
+        return "s", value
+    return "j", json.dumps(value, sort_keys=True)
