@@ -134,6 +134,20 @@ def run(
     return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, check=False)
 
 
+def generate_spec_text(folder: Path, spec: str) -> tuple[Path, str]:
+    """`mcpmint generate spec.yaml -o out` in `folder` (a subprocess, clean environment), with
+    `spec` written to `folder/spec.yaml`; the output folder and what it printed."""
+    (folder / "spec.yaml").write_text(spec, encoding="utf-8")
+    out = folder / "out"
+    done = run(
+        [sys.executable, "-m", "mcpmint", "generate", "spec.yaml", "-o", str(out)],
+        cwd=folder,
+        env=clean_env(),
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    return out, done.stdout + done.stderr
+
+
 def mcpmint(*args: str, cwd: Path = REPO) -> tuple[int, str, str]:
     """`python -m mcpmint *args` in `cwd`: (exit code, stdout, stderr)."""
     done = run([sys.executable, "-m", "mcpmint", *args], cwd=cwd, env=clean_env())

@@ -27,22 +27,9 @@ from mcpmint.largeapi import LARGE_TOKENS, result_models_for
 from mcpmint.pipeline import build
 
 from .conftest import SPECS
-from .support import clean_env, mcpmint, run
+from .support import clean_env, generate_spec_text, mcpmint, run
 
 MANIFEST = SPECS / "internal-tools.yaml"  # two HTTP tools and a handler, all with results
-
-
-def _generate(folder: Path, spec: str) -> tuple[Path, str]:
-    """`mcpmint generate spec.yaml -o out` in `folder`; the output folder and what it printed."""
-    (folder / "spec.yaml").write_text(spec, encoding="utf-8")
-    out = folder / "out"
-    done = run(
-        [sys.executable, "-m", "mcpmint", "generate", "spec.yaml", "-o", str(out)],
-        cwd=folder,
-        env=clean_env(),
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-    return out, done.stdout + done.stderr
 
 
 def _mcpmint(folder: Path, *arguments: str) -> subprocess.CompletedProcess[str]:
@@ -87,7 +74,7 @@ def _large_spec(operations: int = 150) -> str:
 def test_a_large_api_gets_dynamic_mode_offered_in_its_config_and_a_warning_in_all_mode(
     tmp_path: Path,
 ) -> None:
-    out, printed = _generate(tmp_path, _large_spec())
+    out, printed = generate_spec_text(tmp_path, _large_spec())
     text = (out / "mcpmint.yaml").read_text(encoding="utf-8")
     assert "tools" not in yaml.safe_load(text)  # the config rebuilds what was generated
     assert "# This API is large" in text and "#   mode: dynamic" in text

@@ -24,7 +24,7 @@ from mcpmint.render import catalog
 from mcpmint.runtime.catalog import load_catalog
 from mcpmint.runtime.server import build_server
 
-from .support import clean_env, mcpmint, run
+from .support import clean_env, generate_spec_text, mcpmint, run
 
 pytestmark = pytest.mark.anyio
 
@@ -246,21 +246,8 @@ paths:
 """
 
 
-def _generate(folder: Path, spec: str) -> tuple[Path, str]:
-    """`mcpmint generate spec.yaml -o out` in `folder`; the output folder and what it printed."""
-    (folder / "spec.yaml").write_text(spec, encoding="utf-8")
-    out = folder / "out"
-    done = run(
-        [sys.executable, "-m", "mcpmint", "generate", "spec.yaml", "-o", str(out)],
-        cwd=folder,
-        env=clean_env(),
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-    return out, done.stdout + done.stderr
-
-
 def test_generated_tests_answer_a_bare_json_string_as_json_and_pass(tmp_path: Path) -> None:
-    out, _ = _generate(tmp_path, BARE_STRING_SPEC)
+    out, _ = generate_spec_text(tmp_path, BARE_STRING_SPEC)
     cases = json.loads((out / "tests" / "generated_cases.json").read_text(encoding="utf-8"))
     calls = cases["calls"]
     assert calls["words_get_word"]["responseText"] is False
