@@ -7,7 +7,7 @@ position; everything else spec-derived goes to `tools.json` and the other JSON d
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -211,6 +211,29 @@ def _content(server: ir.Server) -> dict[str, Any]:
     return found
 
 
+def _parameters(parameters: Sequence[ir.Parameter]) -> list[dict[str, Any]]:
+    """How a request's parameters are sent (tools.json `request.parameters`)."""
+    return [
+        {
+            "argument": p.argument,
+            "name": p.name,
+            "in": p.location,
+            "style": p.style,
+            "explode": p.explode,
+            "required": p.required,
+        }
+        for p in parameters
+    ]
+
+
+def _security(alternatives: Sequence[Sequence[ir.SchemeUse]]) -> list[list[dict[str, Any]]]:
+    """Security requirements: any one alternative, all of its schemes (with their scopes)."""
+    return [
+        [{"scheme": use.scheme, "scopes": list(use.scopes)} for use in alternative]
+        for alternative in alternatives
+    ]
+
+
 def _resource(resource: ir.Resource) -> dict[str, Any]:
     data: dict[str, Any] = {
         "name": resource.name,
@@ -225,24 +248,11 @@ def _resource(resource: ir.Resource) -> dict[str, Any]:
     data["request"] = {
         "method": request.method,
         "path": request.path,
-        "parameters": [
-            {
-                "argument": p.argument,
-                "name": p.name,
-                "in": p.location,
-                "style": p.style,
-                "explode": p.explode,
-                "required": p.required,
-            }
-            for p in request.parameters
-        ],
+        "parameters": _parameters(request.parameters),
         "body": None,
         "accept": request.accept,
     }
-    data["security"] = [
-        [{"scheme": use.scheme, "scopes": list(use.scopes)} for use in alternative]
-        for alternative in resource.security
-    ]
+    data["security"] = _security(resource.security)
     return data | ({"upstream": resource.upstream} if resource.upstream else {})
 
 
@@ -325,24 +335,11 @@ def _tool(tool: ir.Tool) -> dict[str, Any]:
         "request": {
             "method": request.method,
             "path": request.path,
-            "parameters": [
-                {
-                    "argument": p.argument,
-                    "name": p.name,
-                    "in": p.location,
-                    "style": p.style,
-                    "explode": p.explode,
-                    "required": p.required,
-                }
-                for p in request.parameters
-            ],
+            "parameters": _parameters(request.parameters),
             "body": body,
             "accept": request.accept,
         },
-        "security": [
-            [{"scheme": use.scheme, "scopes": list(use.scopes)} for use in alternative]
-            for alternative in tool.security
-        ],
+        "security": _security(tool.security),
         "output": {"wrap": tool.output_wrap},
         "meta": {"operationId": tool.operation_id, "source": tool.source}
         | ({"nullsAbsent": True} if tool.nulls_absent else {}),
