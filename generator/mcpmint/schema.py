@@ -173,7 +173,7 @@ class SchemaRoot:
         if defs:
             merged = {**result.get("$defs", {}), **defs}
             result["$defs"] = {name: merged[name] for name in sorted(merged)}
-        split: dict[str, Any] = _split_type_lists(result)
+        split: dict[str, Any] = _split_type_lists(result, self._converter.split_defs)
         return compact(split)
 
 
@@ -218,6 +218,8 @@ class _ModeConverter:
         self._needs: list[set[str]] = []
         self._deepest = 0
         self._finalized_defs: dict[str, Any] = {}
+        # id(body) -> (body, its split form): the body is held, so its id is never reused.
+        self._split_defs: dict[int, tuple[Any, Any]] = {}
 
     # -- entry points ---------------------------------------------------------------------
 
@@ -277,10 +279,20 @@ class _ModeConverter:
         return _finalize(raw, output=self.output)
 
     def _finalized_def(self, target: str) -> Any:
-        # The same `$defs` body serves many tools; finish it once and copy it per root.
+        # The same `$defs` body serves many tools; finish it once. An input root gets a copy
+        # (frontends edit input schemas); output roots share it, and its split form
+        # (`split_defs`): Stripe's 468 responses each carry the same 92-schema cycle, and
+        # copying and splitting it per root was a fifth of the build. Nothing after the build
+        # changes an output schema (compaction and the budget cut build new objects).
         if target not in self._finalized_defs:
             self._finalized_defs[target] = self.finalize(self._bodies[target][0])
-        return _copy_data(self._finalized_defs[target])
+        body = self._finalized_defs[target]
+        return body if self.output else _copy_data(body)
+
+    @property
+    def split_defs(self) -> dict[int, tuple[Any, Any]] | None:
+        """`$defs` bodies already split (`_split_type_lists`), by identity; output mode only."""
+        return self._split_defs if self.output else None
 
     # -- diagnostics ----------------------------------------------------------------------
 
@@ -1047,18 +1059,19 @@ _KEYS_BY_TYPE: Final = {
 _KEYS_BY_TYPE_INTEGER: Final = _KEYS_BY_TYPE["number"]
 
 
-def _split_type_lists(node: Any) -> Any:
+def _split_type_lists(node: Any, split_defs: dict[int, tuple[Any, Any]] | None = None) -> Any:
     """Every `type: [a, b]` as `anyOf: [{type: a, ...}, {type: b, ...}]`, recursively.
 
     Both are JSON Schema 2020-12, but clients that map tool schemas onto single-type dialects
     (and the MCP Inspector's strict mode) reject type lists; `anyOf` is understood everywhere.
     Keywords that apply to one type go into that type's branch; the rest stay outside.
+    `split_defs` reuses (and records) the split form of `$defs` bodies shared between roots.
     """
     if not isinstance(node, dict):
         return node
     out = _map_subschemas(node, _split_type_lists)
     if isinstance(out.get("$defs"), dict):
-        out["$defs"] = {name: _split_type_lists(sub) for name, sub in out["$defs"].items()}
+        out["$defs"] = {name: _split_shared(sub, split_defs) for name, sub in out["$defs"].items()}
     kinds = out.get("type")
     if not isinstance(kinds, list):
         return out
@@ -1199,6 +1212,17 @@ def _json_value(value: Any, depth: int) -> Any:
     if isinstance(value, list | tuple):
         return [_json_value(v, depth + 1) for v in value]
     raise _NotJson(f"a {type(value).__name__}")
+
+
+def _split_shared(body: Any, split_defs: dict[int, tuple[Any, Any]] | None) -> Any:
+    if split_defs is None:
+        return _split_type_lists(body)
+    found = split_defs.get(id(body))
+    if found is not None and found[0] is body:
+        return found[1]
+    split = _split_type_lists(body)
+    split_defs[id(body)] = (body, split)
+    return split
 
 
 def _copy_data(value: Any) -> Any:
