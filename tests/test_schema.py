@@ -6,6 +6,7 @@ which also checks that no `type` in it is a list (`finish` splits them into `any
 
 from __future__ import annotations
 
+import copy
 import json
 import time
 from collections.abc import Iterator, Mapping
@@ -19,6 +20,7 @@ from jsonschema import Draft202012Validator  # type: ignore[import-untyped, unus
 from mcpmint import refs
 from mcpmint.compact import inline_defs
 from mcpmint.diagnostics import DiagnosticSink, Level
+from mcpmint.pipeline import build, render_server
 from mcpmint.runtime.results import OutputValidator
 from mcpmint.schema import MAX_BRANCHES, MAX_DEPTH, Mode, SchemaConverter
 
@@ -1392,3 +1394,58 @@ def test_every_component_schema_of_a_big_spec_converts_to_valid_2020_12(name: st
         f"checked in {time.monotonic() - started - converted:.1f} s"
     )
     assert sink.errors == []
+
+
+# -- output roots share their cyclic $defs ----------------------------------------------------
+
+SHARED_CYCLE_SPEC = """\
+openapi: 3.1.0
+info: {title: Trees, version: "1"}
+servers: [{url: "https://trees.example/api"}]
+paths:
+  /trees/{id}:
+    get:
+      operationId: getTree
+      parameters: [{name: id, in: path, required: true, schema: {type: string}}]
+      responses:
+        "200":
+          description: A tree.
+          content: {application/json: {schema: {$ref: "#/components/schemas/Node"}}}
+  /forest:
+    get:
+      operationId: getForest
+      responses:
+        "200":
+          description: The first tree of the forest.
+          content: {application/json: {schema: {$ref: "#/components/schemas/Node"}}}
+components:
+  schemas:
+    Node:
+      type: object
+      properties:
+        label: {type: [string, "null"], maxLength: 40}
+        children: {type: array, items: {$ref: "#/components/schemas/Node"}}
+"""
+
+
+def test_output_roots_sharing_a_cycle_get_it_split_and_no_later_stage_changes_it(
+    tmp_path: Path,
+) -> None:
+    # Output roots share the finished `$defs` bodies of a cycle (and their split form) rather
+    # than a copy each: every root must still get the split form, and no stage after the build
+    # may change an output schema, or one tool's change would show in another's.
+    spec = tmp_path / "trees.yaml"
+    spec.write_text(SHARED_CYCLE_SPEC, encoding="utf-8")
+    sink = DiagnosticSink()
+    server = build(spec, sink)
+    schemas = {tool.name: tool.output_schema for tool in server.tools}
+    assert len(schemas) == 2 and all(s is not None and "$defs" in s for s in schemas.values())
+    for schema in schemas.values():
+        assert _type_lists(schema) == []  # `type: [string, null]` split, in $defs too
+        _assert_defs_closed(schema)
+    before = copy.deepcopy(schemas)
+
+    render_server(server, "trees.yaml", sink)
+
+    assert not sink.has_errors, [d.render() for d in sink]
+    assert {tool.name: tool.output_schema for tool in server.tools} == before
