@@ -306,7 +306,7 @@ def test_the_fast_document_schema_check_changes_no_finding(
 
 
 def test_the_fast_check_tells_valid_from_invalid(tmp_path: Path) -> None:
-    meta = validate.get_schema_content("3.0")
+    meta = validate._meta_schema("3.0")
     spec = tmp_path / "spec.yaml"
     spec.write_text("openapi: 3.0.3\n" + BODY, encoding="utf-8")
     document = load_document(spec, DiagnosticSink())

@@ -9,7 +9,7 @@ Result models are for every tool, or for handler tools only (`every_result=False
 handler returns its result model, while an HTTP tool's result is the upstream's JSON, which
 no generated code parses. On a large API every result model is megabytes of code and most
 of the generation time (GitHub: 1.7 MB and 15 of 17 s), so `output.result_models: auto`
-keeps them to handler tools there (pipeline.result_models_for).
+keeps them to handler tools there (largeapi.result_models_for).
 """
 
 from __future__ import annotations

@@ -193,7 +193,7 @@ def _validator(version: SpecVersion, data: Any) -> SpecValidator:
     alternatives that `_describe` picks the best reason from.
     """
     key = (version.family, version.major, version.minor)
-    meta_schema = get_schema_content(_META_SCHEMAS[key])
+    meta_schema = _meta_schema(_META_SCHEMAS[key])
     base = _VALIDATORS[key]
     if _passes_fast_check(meta_schema, data):
         checker: Any = _NoFindings()
@@ -208,7 +208,7 @@ def _validator(version: SpecVersion, data: Any) -> SpecValidator:
 def _passes_fast_check(schema: Any, data: Any) -> bool:
     """True only when jsonschema-rs is there and finds `data` valid against `schema` (then
     jsonschema would too: same schema, same draft). False means "ask jsonschema"."""
-    checker = _fast_checker(json.dumps(schema, sort_keys=True))
+    checker = _fast_checker(schema)
     if checker is None:
         return False
     try:
@@ -217,20 +217,34 @@ def _passes_fast_check(schema: Any, data: Any) -> bool:
         return False
 
 
-@functools.lru_cache(maxsize=8)
-def _fast_checker(schema_text: str) -> Callable[[Any], bool] | None:
-    """jsonschema-rs's compiled `is_valid` for a schema (by its canonical text), or None."""
+# id(schema) -> (schema, its compiled check). Only long-lived schemas come here (the document
+# schemas of `_meta_schema`, the dialect's META_SCHEMA), and each is held, so ids stay unique.
+_FAST_CHECKERS: dict[int, tuple[Any, Callable[[Any], bool] | None]] = {}
+
+
+def _fast_checker(schema: Any) -> Callable[[Any], bool] | None:
+    """jsonschema-rs's compiled `is_valid` for `schema`, compiled once (it is asked for every
+    Schema Object of a document), or None."""
+    found = _FAST_CHECKERS.get(id(schema))
+    if found is not None and found[0] is schema:
+        return found[1]
+    checker: Callable[[Any], bool] | None = None
     try:
         import jsonschema_rs
+
+        checker = jsonschema_rs.validator_for(json.loads(json.dumps(schema))).is_valid
     except ImportError:  # pragma: no cover - a declared dependency; jsonschema does it all
-        return None
-    try:
-        checker: Callable[[Any], bool] = jsonschema_rs.validator_for(
-            json.loads(schema_text)
-        ).is_valid
+        pass
     except Exception:
-        return None
+        checker = None
+    _FAST_CHECKERS[id(schema)] = (schema, checker)
     return checker
+
+
+@functools.cache
+def _meta_schema(version: str) -> Any:
+    """The official document schema of an OpenAPI version, read once."""
+    return get_schema_content(version)
 
 
 # Documents with at least this many path items are validated in a second process while the
