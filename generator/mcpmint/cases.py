@@ -59,7 +59,7 @@ def test_environment(server: ir.Server) -> dict[str, str]:
 
 def build_cases(server: ir.Server, sink: DiagnosticSink) -> dict[str, Any]:
     try:
-        runtime_catalog = load_catalog(catalog(server))
+        runtime_catalog = load_catalog(catalog(server), copy=False)  # made here, read only
     except CatalogError as exc:
         # The runtime refuses what the frontend should never have produced: a bug, said so.
         sink.error(

@@ -38,6 +38,14 @@ def test_the_loaded_catalog_does_not_share_the_input_data() -> None:
     assert tool is not None and "petId" in tool.input_schema["properties"]
 
 
+def test_without_copy_the_catalog_uses_the_handed_over_data() -> None:
+    # The generated server hands over its freshly parsed tools.json (no copy at start-up).
+    data = catalog_data()
+    catalog = load_catalog(data, copy=False)
+    tool = catalog.tool("pets_get_pet")
+    assert tool is not None and tool.input_schema is data["tools"][0]["inputSchema"]
+
+
 Mutation = Callable[[dict[str, Any]], object]
 
 

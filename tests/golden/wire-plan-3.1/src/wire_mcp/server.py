@@ -19,7 +19,7 @@ from ._runtime.server import main as _main
 def load() -> Catalog:
     """The tool catalogue: every name, schema and URL, read from `_generated/tools.json`."""
     text = files("wire_mcp").joinpath("_generated", "tools.json").read_text(encoding="utf-8")
-    return load_catalog(json.loads(text))
+    return load_catalog(json.loads(text), copy=False)  # parsed here, used only here
 
 
 CATALOG = load()

@@ -8,10 +8,10 @@ the offending entry.
 
 from __future__ import annotations
 
-import copy
 import math
 import re
 from collections.abc import Mapping, Sequence
+from copy import deepcopy
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -266,13 +266,20 @@ class Catalog:
         return None
 
 
-def load_catalog(data: Mapping[str, Any]) -> Catalog:
+def load_catalog(data: Mapping[str, Any], *, copy: bool = True) -> Catalog:
     """Check the parsed `tools.json` and return it as a `Catalog`.
+
+    The catalogue's schemas are `data`'s own objects unless `copy` (the default) makes it
+    work on a deep copy. `copy=False` is for a caller that hands `data` over and never
+    touches it again (the server's freshly parsed `tools.json`): copying GitHub's 1,223
+    tools costs a third of a second at every start.
 
     Raises:
         CatalogError: the data is not format 1, is malformed, or breaks a runtime rule.
     """
-    data = copy.deepcopy(dict(_mapping(data, "")))
+    data = dict(_mapping(data, ""))
+    if copy:
+        data = deepcopy(data)
     if data.get("format") != FORMAT:
         raise CatalogError("/format", f"unsupported format {data.get('format')!r}; expected 1")
     server = _server(_mapping(data.get("server"), "/server"))
