@@ -85,6 +85,7 @@ def compact(root: Mapping[str, Any], *, min_bytes: int = HOIST_MIN_BYTES) -> dic
     key = _memo_key(root, min_bytes)
     if key is None:
         return _Compactor(min_bytes).run(root)
+    memo.touched.append(key)
     found = memo.previous.get(key)
     if isinstance(found, str):
         try:
@@ -108,9 +109,22 @@ class Memo:
     previous: Mapping[str, Any]
     used: dict[str, Any] = field(default_factory=dict)
     missed: int = 0
+    touched: list[str] = field(default_factory=list)  # every key looked up, in order
+
+    def keep(self, keys: list[str]) -> None:
+        """Carry the previous run's values of `keys` into this run's, as if looked up (for
+        the compactions of a tool that was itself reused, toolmemo.py)."""
+        for key in keys:
+            if key in self.previous:
+                self.used[key] = self.previous[key]
 
 
 _MEMO: ContextVar[Memo | None] = ContextVar("mcpmint_compact_memo", default=None)
+
+
+def active_memo() -> Memo | None:
+    """The memo of the enclosing `memoized` block, if any."""
+    return _MEMO.get()
 
 
 @contextmanager

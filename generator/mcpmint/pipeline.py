@@ -29,6 +29,7 @@ from .render import FileTree, RenderInputs, models_file, models_path, render
 from .resources import generator_identity
 from .sources import Part, merge_sources
 from .strict import strict_server
+from .toolmemo import reusing_tools
 from .toolmodes import apply_tools_options, check_budget
 from .validate import PendingFindings, validate_document
 from .write import WriteReport, file_sha256, inputs_fingerprint, quick_up_to_date, write_tree
@@ -316,17 +317,17 @@ def _generate(
     cache: StageCache,
     deferred: list[PendingFindings],
 ) -> WriteReport:
-    # Compacted tool schemas (compact.py) are reused by a digest of their input, so a run
-    # compacts only the tools whose schemas changed.
-    memo_key = cache_key("compact", "memo")
-    previous = cache.get("compact", memo_key)
-    memo = Memo(previous if isinstance(previous, dict) else {})
-    with memoized(memo):
+    # Tools whose inputs did not change are the previous run's (toolmemo.py), and compacted
+    # schemas are reused by a digest of their input (compact.py): a run builds and compacts
+    # only what changed.
+    memos = {stage: _memo(cache, stage) for stage in ("tools", "compact")}
+    with reusing_tools(memos["tools"]), memoized(memos["compact"]):
         server, files, spec_path, output, config_file = _build(
             spec, config, options, sink, cache, deferred
         )
-    if memo.missed or memo.used.keys() != memo.previous.keys():
-        cache.put("compact", memo_key, memo.used)
+    for stage, memo in memos.items():
+        if memo.missed or memo.used.keys() != memo.previous.keys():
+            cache.put(stage, cache_key(stage, "memo"), memo.used)
     # Validation, if it runs in a second process, is done by now (it is shorter than the
     # build); joining here frees that process for the typed models.
     for pending in reversed(deferred):  # the later one first: earlier indexes stay valid
@@ -337,6 +338,12 @@ def _generate(
     return _render_and_write(
         server, files, spec_path, output, config_file, config, options, sink, cache
     )
+
+
+def _memo(cache: StageCache, stage: str) -> Memo:
+    """The previous run's memo of `stage` from the stage cache (empty when there is none)."""
+    previous = cache.get(stage, cache_key(stage, "memo"))
+    return Memo(previous if isinstance(previous, dict) else {})
 
 
 def _build(

@@ -18,6 +18,7 @@ can be shared by every place that inlines it; `SchemaRoot.convert` and `finish` 
 
 from __future__ import annotations
 
+import bisect
 import json
 import math
 import re
@@ -113,6 +114,9 @@ class SchemaConverter:
         self._sink = sink
         self._locate = locate
         self._reported: set[tuple[str, str, str]] = set()
+        # Where every report was about, repeats included: a tool is reused from the previous
+        # run (toolmemo.py) only when nothing was reported about what it is built from.
+        self.reported_pointers: list[str] = []
         self.graph = _RefGraph(document)
         self._modes = {
             "input": _ModeConverter(self, output=False),
@@ -123,11 +127,32 @@ class SchemaConverter:
     def openapi(self) -> tuple[int, int]:
         return self._openapi
 
+    def reuse_flags(self, target: str) -> list[Any]:
+        """How the conversion treats the `$ref` target `target` beyond its own text (JSON
+        data; part of a reused tool's key, toolmemo.py): in a cycle, its `$defs` name, a bare
+        reference loop, and which targets lie inside it (a node that is itself a target is
+        converted through the shared memo)."""
+        graph = self.graph
+        return [
+            target in graph.cyclic,
+            graph.names.get(target),
+            target in graph.loops,
+            self.targets_under(target),
+        ]
+
+    def targets_under(self, pointer: str) -> list[str]:
+        """The `$ref` targets strictly inside the node at `pointer`."""
+        ordered = self.graph.ordered
+        start = bisect.bisect_left(ordered, pointer + "/")
+        end = bisect.bisect_left(ordered, pointer + "0")  # "0" follows "/"
+        return ordered[start:end]
+
     def root(self, mode: Mode) -> SchemaRoot:
         """A new emitted root schema (one tool's input or output)."""
         return SchemaRoot(self._modes[mode])
 
     def report(self, level: Literal["error", "warning"], pointer: str, message: str) -> None:
+        self.reported_pointers.append(pointer)
         # A component converted for many tools, in two modes, must not repeat its warnings.
         key = (level, pointer, message)
         if key in self._reported:
@@ -192,6 +217,7 @@ class _RefGraph:
             if _is_ref_loop(document, node, target):
                 loops.add(target)
         self.targets = frozenset(edges)
+        self.ordered = sorted(edges)
         # `A: {$ref: B}`, `B: {$ref: A}` describes nothing, and a validator would never return.
         self.loops = frozenset(loops)
         self.cyclic = frozenset(_cyclic_nodes(edges))
@@ -714,6 +740,11 @@ class _ModeConverter:
 
 
 # -- cycle analysis -----------------------------------------------------------------------------
+
+
+def normalise_pointer(pointer: str) -> str:
+    """One spelling per `$ref` target (as the conversion names them)."""
+    return _normalise(pointer)
 
 
 def _normalise(pointer: str) -> str:

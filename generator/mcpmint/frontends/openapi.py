@@ -17,14 +17,15 @@ from urllib.parse import urlsplit
 from jsonschema import Draft202012Validator
 
 from .. import ir, naming, refs, servers_check
-from ..compact import OUTPUT_SCHEMA_MAX_BYTES, compact, limit_depth
+from ..compact import OUTPUT_SCHEMA_MAX_BYTES, Memo, active_memo, compact, limit_depth
 from ..config import Override, Selection
 from ..diagnostics import DiagnosticSink, Level
 from ..load import RawDocument
 from ..runtime.catalog import RESERVED_HEADERS
 from ..sample import sample_instance
-from ..schema import SchemaConverter, SchemaRoot
+from ..schema import SchemaConverter, SchemaRoot, normalise_pointer
 from ..text import clean_text, instruction_like, one_line
+from ..toolmemo import ToolKeys, decoded, encode_tool, memo_text, tool_memo
 from ..validate import SpecVersion
 from . import common
 
@@ -307,11 +308,12 @@ class _Builder:
         overrides = self.match_overrides(operations)
         operations = self.select(operations, overrides)
         names = self.tool_names(namespace, operations, overrides)
+        keys = self.tool_keys(known_schemes)
         tools = []
         for op in operations:
             name = names[op.key]
             before = len(self.sink.items)
-            tool = self.tool(name, namespace, op, known_schemes)
+            tool = self.reused_or_built(name, namespace, op, known_schemes, keys)
             if self.options.allow_partial and self.partial(op, before):
                 continue
             if tool is not None:
@@ -551,6 +553,75 @@ class _Builder:
                 )
             else:
                 seen[operation_id] = self.locate(where)
+
+    # ------------------------------------------------------------------ reuse
+    def tool_keys(self, known_schemes: set[str]) -> ToolKeys | None:
+        """Keys for reusing the previous run's tools (toolmemo.py), or None outside a
+        `reusing_tools` block."""
+        if tool_memo() is None:
+            return None
+        options = self.options
+        shared = [
+            list(self.converter.openapi),
+            options.confirmation,
+            options.allow_partial,
+            sorted(known_schemes),
+            self.data.get("security"),
+        ]
+        return ToolKeys(self.data, shared, self.converter.reuse_flags, normalise_pointer)
+
+    def reused_or_built(
+        self,
+        name: str,
+        namespace: str,
+        op: _Operation,
+        known_schemes: set[str],
+        keys: ToolKeys | None,
+    ) -> ir.Tool | None:
+        """`tool(...)`, or the previous run's tool when everything it is built from is
+        unchanged. A tool whose build reported anything is not kept: its warnings belong to
+        every run."""
+        memo = tool_memo()
+        item = op.pointer.rsplit("/", 1)[0]  # the path item: its parameters are the tool's
+        parts = [
+            *(name, namespace, op.method, op.path, op.pointer),
+            *(op.operation, op.path_parameters, self.converter.targets_under(item)),
+        ]
+        roots = [op.operation, [node for node, _ in op.path_parameters]]
+        keyed = keys.key(parts, roots) if memo is not None and keys is not None else None
+        if memo is None or keys is None or keyed is None:
+            return self.tool(name, namespace, op, known_schemes)
+        key, closure = keyed
+        compactions = active_memo() or Memo({})  # the compaction memo (compact.py)
+        reused = decoded(memo.previous.get(key))
+        if reused is not None and reused.tool.name == name and reused.tool.source == op.pointer:
+            memo.used[key] = memo.previous[key]
+            if reused.cut:
+                self.cut_outputs.append(f"{op.method.upper()} {op.path}")
+            # Its compacted schemas stay in the compaction memo, for when it changes again.
+            compactions.keep(reused.compactions)
+            return reused.tool
+        items, cut = len(self.sink.items), len(self.cut_outputs)
+        looked_up = len(compactions.touched)
+        tool = self.tool(name, namespace, op, known_schemes)
+        # Reports about a shared component are made once, by the first tool that converts
+        # it: every tool that reaches such a component counts as having reported.
+        reported = len(self.sink.items) > items or keys.reported_within(
+            self.converter.reported_pointers, closure, (op.pointer, item)
+        )
+        if tool is None or reported:
+            return tool
+        try:
+            record = {
+                "tool": encode_tool(tool),
+                "cut": len(self.cut_outputs) > cut,
+                "compactions": compactions.touched[looked_up:],
+            }
+            memo.used[key] = memo_text(record)
+        except (TypeError, ValueError):  # not JSON data (a YAML date in an example): rebuilt
+            return tool
+        memo.missed += 1
+        return tool
 
     # ------------------------------------------------------------------ one tool
     def tool(

@@ -1,0 +1,232 @@
+"""Reuse of the previous run's tools: an operation whose inputs did not change is not rebuilt.
+
+Building a tool (converting its parameter, body and response schemas, compacting them,
+checking its examples) is the largest stage of a run on a large spec: 2.1 s of GitHub's
+1,223 operations. A tool is a pure function of what the frontend reads to build it: the
+operation and its path item's parameters, every component they reach through `$ref`
+(transitively), how the reference graph sees each of those (in a cycle or not, its `$defs`
+name), its name and namespace, and the options and document-level settings every tool shares.
+`ToolKeys` digests exactly that, so a key names one result.
+
+The memo (`compact.Memo`, kept in the stage cache like the compaction memo) maps a key to
+the tool as JSON text. Only tools whose build reported nothing are kept: a warning belongs to
+every run, and a reused tool cannot say it. A hit decodes to a value equal to what the build
+would make (tests/test_toolmemo.py builds every test spec both ways).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import types
+import typing
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Any
+
+from . import ir, refs
+from .compact import Memo
+
+__all__ = [
+    "Reused",
+    "ToolKeys",
+    "decode_tool",
+    "decoded",
+    "encode_tool",
+    "memo_text",
+    "reusing_tools",
+    "tool_memo",
+]
+
+_MEMO: ContextVar[Memo | None] = ContextVar("mcpmint_tool_memo", default=None)
+
+
+@contextmanager
+def reusing_tools(memo: Memo) -> Iterator[Memo]:
+    """Frontends inside the block reuse and record built tools in `memo`."""
+    token = _MEMO.set(memo)
+    try:
+        yield memo
+    finally:
+        _MEMO.reset(token)
+
+
+def tool_memo() -> Memo | None:
+    """The memo of the enclosing `reusing_tools` block, if any."""
+    return _MEMO.get()
+
+
+def _refuse(value: Any) -> Any:
+    raise TypeError(f"not JSON data: {type(value).__name__}")
+
+
+def memo_text(data: Any) -> str:
+    """A memo value: `data` as JSON text (TypeError or ValueError when it is not JSON data)."""
+    return _text(data)
+
+
+@dataclasses.dataclass(frozen=True)
+class Reused:
+    """A memo value: the tool, whether its output schema was cut to the budget, and the keys
+    of the compactions its build looked up (kept in the compaction memo while it is reused)."""
+
+    tool: ir.Tool
+    cut: bool
+    compactions: list[str]
+
+
+def decoded(found: Any) -> Reused | None:
+    """A memo value, or None when `found` is absent or unreadable (a corrupt cache entry is a
+    miss)."""
+    if not isinstance(found, str):
+        return None
+    try:
+        record = json.loads(found)
+        compactions = [key for key in record["compactions"] if isinstance(key, str)]
+        return Reused(decode_tool(record["tool"]), record["cut"] is True, compactions)
+    except (ValueError, TypeError, KeyError, AttributeError):
+        return None
+
+
+def _text(data: Any) -> str:
+    """Compact JSON of `data` in its own key order (which decides output order); TypeError or
+    ValueError when JSON cannot carry it exactly (a set, a date, NaN)."""
+    return json.dumps(
+        data, ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=_refuse
+    )
+
+
+class ToolKeys:
+    """Digests of what each operation's tool is built from, for one document.
+
+    `shared` is JSON data every tool's build reads (options, document-level security);
+    `flags(target)` how the reference graph sees a `$ref` target (JSON data).
+    """
+
+    def __init__(
+        self,
+        document: Any,
+        shared: Any,
+        flags: Callable[[str], Any],
+        normalise: Callable[[str], str],
+    ) -> None:
+        self._document = document
+        self._shared = _text(shared)
+        self._flags = flags
+        self._normalise = normalise
+        # target -> (digest of its node and flags, the targets it refers to); None: no node
+        self._targets: dict[str, tuple[str, frozenset[str]]] = {}
+        self._prefixes: dict[str, frozenset[str]] = {}  # a reported pointer -> its prefixes
+
+    def key(self, parts: Any, roots: list[Any]) -> tuple[str, frozenset[str]] | None:
+        """The digest of `parts` (JSON data naming the tool's own inputs) and of everything
+        `roots` reach through `$ref`, and the targets reached; None when some input is not
+        JSON data (then the tool is built each time)."""
+        try:
+            own = _text(parts)
+            todo = sorted(self._refs(roots))
+            closure: set[str] = set()
+            while todo:
+                target = todo.pop()
+                if target in closure:
+                    continue
+                closure.add(target)
+                todo.extend(self._target(target)[1] - closure)
+            reached = [[target, self._target(target)[0]] for target in sorted(closure)]
+        except (TypeError, ValueError):
+            return None
+        text = f"[{self._shared},{own},{json.dumps(reached)}]"
+        return hashlib.sha256(text.encode("utf-8")).hexdigest(), frozenset(closure)
+
+    def _target(self, target: str) -> tuple[str, frozenset[str]]:
+        found = self._targets.get(target)
+        if found is None:
+            try:
+                node = refs.resolve_pointer(self._document, target)
+            except refs.PointerError:
+                found = ("unresolved", frozenset())
+            else:
+                text = _text([self._flags(target), node])
+                digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+                found = (digest, frozenset(self._refs([node])))
+            self._targets[target] = found
+        return found
+
+    def _refs(self, roots: list[Any]) -> set[str]:
+        """Every local `$ref` target anywhere in `roots` (iterative: depth is unbounded)."""
+        found: set[str] = set()
+        stack = list(roots)
+        while stack:
+            node = stack.pop()
+            if isinstance(node, Mapping):
+                ref = node.get("$ref")
+                if isinstance(ref, str) and ref.startswith("#"):
+                    found.add(self._normalise(ref))
+                stack.extend(node.values())
+            elif isinstance(node, list):
+                stack.extend(node)
+        return found
+
+    def reported_within(
+        self, pointers: list[str], closure: frozenset[str], own: tuple[str, ...]
+    ) -> bool:
+        """Whether a diagnostic at one of `pointers` lies in one of the targets of `closure`
+        or under one of the `own` pointers (the operation, its path item)."""
+        for pointer in pointers:
+            prefixes = self._prefixes.get(pointer)
+            if prefixes is None:
+                tokens = pointer.split("/")
+                prefixes = frozenset("/".join(tokens[:end]) for end in range(1, len(tokens) + 1))
+                self._prefixes[pointer] = prefixes
+            if not prefixes.isdisjoint(closure) or not prefixes.isdisjoint(own):
+                return True
+        return False
+
+
+# ---------------------------------------------------------------- ir.Tool <-> JSON data
+
+
+def encode_tool(tool: ir.Tool) -> Any:
+    """`tool` as JSON data (dataclasses as objects, tuples as arrays)."""
+    return _encode(tool)
+
+
+def _encode(value: Any) -> Any:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _encode(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, tuple):
+        return [_encode(item) for item in value]
+    return value
+
+
+def decode_tool(data: Any) -> ir.Tool:
+    """The `ir.Tool` that `encode_tool` gave `data` for. Types come from `ir`'s annotations,
+    so a field added there is decoded without a change here."""
+    tool = _decode(ir.Tool, data)
+    assert isinstance(tool, ir.Tool)
+    return tool
+
+
+_HINTS: dict[type, dict[str, Any]] = {}
+
+
+def _decode(hint: Any, data: Any) -> Any:
+    if dataclasses.is_dataclass(hint) and isinstance(hint, type):
+        hints = _HINTS.get(hint)
+        if hints is None:
+            hints = _HINTS[hint] = typing.get_type_hints(hint, vars(ir))
+        return hint(**{name: _decode(hints[name], value) for name, value in data.items()})
+    origin = typing.get_origin(hint)
+    if origin is tuple:
+        items = typing.get_args(hint)
+        if len(items) == 2 and items[1] is Ellipsis:
+            return tuple(_decode(items[0], item) for item in data)
+        return tuple(_decode(item_hint, item) for item_hint, item in zip(items, data, strict=True))
+    if origin in (typing.Union, types.UnionType):
+        if data is None:
+            return None
+        (other,) = [arg for arg in typing.get_args(hint) if arg is not type(None)]
+        return _decode(other, data)
+    return data  # str, bool, Literal, Any, dict (JSON Schemas): JSON data as they are
