@@ -6,6 +6,7 @@ of the same inputs in a fresh folder.
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 import shutil
@@ -15,9 +16,9 @@ from typing import Any
 
 import pytest
 
-from mcpmint import compact, models, validate
+from mcpmint import compact, models, pipeline, validate
 from mcpmint.cache import CACHE_DIR, KEEP, StageCache, cache_key
-from mcpmint.diagnostics import DiagnosticSink
+from mcpmint.diagnostics import Aborted, DiagnosticSink
 from mcpmint.pipeline import GenerateOptions, generate
 
 from .support import REPO
@@ -340,3 +341,24 @@ def test_github_one_changed_description_regenerates_to_the_bytes_of_a_cold_run(
     # The models were reused (one entry); validation ran again (the old entry is kept).
     assert [n.split("-")[0] for n in entries(work / "out")] == ["models", "validate", "validate"]
     assert tree_digest(work / "out") == cold(changed, tmp_path / "cold", "github.json")
+
+
+def test_the_collector_runs_rarely_during_a_run_and_as_before_after_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    before = gc.get_threshold()
+    seen: list[tuple[int, ...]] = []
+    original = pipeline._generate
+
+    def spying(*args: Any) -> Any:
+        seen.append(gc.get_threshold())
+        return original(*args)
+
+    monkeypatch.setattr(pipeline, "_generate", spying)
+    run(PETSTORE, tmp_path / "out")
+    assert seen[0][0] > before[0] and gc.get_threshold() == before
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("openapi: 3.1.0\npaths: [\n", encoding="utf-8")
+    with pytest.raises(Aborted):
+        generate(broken, GenerateOptions(output=tmp_path / "other"), DiagnosticSink())
+    assert gc.get_threshold() == before

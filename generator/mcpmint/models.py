@@ -18,7 +18,7 @@ import ast
 import hashlib
 import json
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from . import ir, naming
@@ -103,8 +103,16 @@ class PendingModels:
     (background.py); `join` gives what `models_source` returns."""
 
     def __init__(
-        self, server: ir.Server, cache: StageCache | None, *, every_result: bool = True
+        self,
+        server: ir.Server,
+        cache: StageCache | None,
+        *,
+        every_result: bool = True,
+        before_fork: Callable[[], None] | None = None,
     ) -> None:
+        """Looks the module up in `cache`; when it must be made, `before_fork` runs first (the
+        pipeline ends a validation still running in the second process, which the models
+        then take)."""
         document, self.names = _combined_schema(server, every_result)
         self.server, self.cache, self.every_result = server, cache, every_result
         text = json.dumps(document, sort_keys=True)
@@ -117,6 +125,8 @@ class PendingModels:
         self.stored = stored if isinstance(stored, str) and not audit(stored) else None
         self._background: Background[tuple[str, list[Diagnostic]]] | None = None
         if self.stored is None:
+            if before_fork is not None:
+                before_fork()
             location = server.source_file or "<spec>"
             self._background = Background(
                 lambda: _generate(text, location),
