@@ -184,3 +184,20 @@ def test_a_large_api_gets_result_models_only_when_asked(
     text = module.read_text(encoding="utf-8")
     assert text.count("Result(BaseModel)") == classes
     assert text.count("Arguments(BaseModel)") == 150
+
+
+def test_a_generated_server_loads_its_catalogue_with_the_collector_off_and_then_freezes_it(
+    tmp_path: Path,
+) -> None:
+    out, _ = generate_spec_text(tmp_path, _large_spec())
+    probe = (
+        "import gc, json, big_mcp.server as server\n"
+        "print(json.dumps([gc.isenabled(), gc.get_freeze_count(), len(server.CATALOG.tools)]))"
+    )
+    done = run(
+        [sys.executable, "-c", probe], cwd=tmp_path, env=clean_env(PYTHONPATH=str(out / "src"))
+    )
+    assert done.returncode == 0, done.stderr
+    enabled, frozen, tools = json.loads(done.stdout)
+    assert enabled and tools == 150
+    assert frozen > 0  # gc.freeze() ran: the catalogue is out of the collector's sight
