@@ -1,0 +1,197 @@
+"""Typed models in groups of tools (models.py): a large server's models are made by one
+datamodel-code-generator run per group and merged into one module, so an edit makes one group
+again. The merged module must behave like the one-run module, and a warm run must give the
+bytes of a cold one."""
+
+from __future__ import annotations
+
+import json
+import sys
+import types
+from pathlib import Path
+from typing import Any
+
+import pydantic
+import pytest
+import yaml
+
+from mcpmint import models
+from mcpmint.diagnostics import DiagnosticSink
+from mcpmint.pipeline import build
+
+from .test_fast_generation import cold, run, tree_digest
+
+OPERATIONS = 40
+
+
+def _spec(operations: int = OPERATIONS, extra: bool = False) -> str:
+    """Operations whose bodies hold inline objects under the same property names (`owner`,
+    `content`) with different shapes, so separate runs invent clashing class names."""
+    paths = {}
+    for i in range(operations):
+        shape = {"type": "object", "properties": {f"field{i % 7}": {"type": "integer"}}}
+        body = {
+            "type": "object",
+            "required": ["owner"],
+            "properties": {
+                "owner": shape,
+                "content": {
+                    "type": "object",
+                    "properties": {"text": {"type": "string"}, "n": shape},
+                },
+                "tags": {"type": "array", "items": {"$ref": "#/components/schemas/Tag"}},
+            },
+        }
+        parameters = [{"name": "limit", "in": "query", "schema": {"type": "integer"}}]
+        if extra and i == operations // 3:
+            parameters.append({"name": "added", "in": "query", "schema": {"type": "string"}})
+        paths[f"/things{i}"] = {
+            "post": {
+                "operationId": f"makeThing{i}",
+                "parameters": parameters,
+                "requestBody": {"content": {"application/json": {"schema": body}}},
+                "responses": {"204": {"description": "done"}},
+            }
+        }
+    document = {
+        "openapi": "3.1.0",
+        "info": {"title": "Groups", "version": "1"},
+        "servers": [{"url": "https://groups.example"}],
+        "paths": paths,
+        "components": {
+            "schemas": {
+                "Tag": {"type": "object", "properties": {"name": {"type": "string"}}},
+            }
+        },
+    }
+    return yaml.safe_dump(document, sort_keys=False)
+
+
+def _module(source: str) -> types.ModuleType:
+    """`source` run as a module (pydantic resolves annotations through `sys.modules`)."""
+    name = f"mcpmint_test_models_{len(sys.modules)}"
+    module = types.ModuleType(name)
+    sys.modules[name] = module
+    exec(compile(source, "<models>", "exec"), module.__dict__)  # audited model code
+    return module
+
+
+def _sources(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[str, str]:
+    """The models module made in one run and in groups, for the same server."""
+    spec = tmp_path / "groups.yaml"
+    spec.write_text(_spec(), encoding="utf-8")
+    server = build(spec, DiagnosticSink())
+    sink = DiagnosticSink()
+    single = models.models_source(server, sink)
+    monkeypatch.setattr(models, "GROUP_MIN_TOOLS", 1)
+    monkeypatch.setattr(models, "GROUPS", 4)
+    grouped = models.models_source(server, sink)
+    assert not sink.has_errors, sink.items
+    return single, grouped
+
+
+def test_the_merged_module_renames_clashing_classes_and_keeps_shared_ones_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    single, grouped = _sources(tmp_path, monkeypatch)
+    assert models.audit(grouped) == ""
+    assert grouped.count("class Tag(") == 1  # the same in every group: kept once
+    renamed = [line for line in grouped.splitlines() if line.startswith("class Owner")]
+    assert any("G" in line.split("(")[0] for line in renamed)  # a clash was renamed
+    names = [line.split("(")[0] for line in grouped.splitlines() if line.startswith("class ")]
+    assert len(names) == len(set(names))
+    assert single != grouped
+
+
+def _arguments(i: int, *, bad: str | None = None) -> dict[str, Any]:
+    owner: dict[str, Any] = {f"field{i % 7}": 3}
+    body: dict[str, Any] = {
+        "owner": owner,
+        "content": {"text": "hi", "n": dict(owner)},
+        "tags": [{"name": "x"}],
+    }
+    if bad == "owner":
+        owner[f"field{i % 7}"] = "three"
+    elif bad == "nested":
+        body["content"]["n"] = {f"field{i % 7}": "three"}
+    elif bad == "tag":
+        body["tags"] = [{"name": 4}]
+    return {"body": body, "limit": 5}
+
+
+def _accepts(module: types.ModuleType, tool: str, arguments: dict[str, Any]) -> bool:
+    try:
+        module.ARGUMENTS[tool].model_validate(arguments)
+    except pydantic.ValidationError:
+        return False
+    return True
+
+
+def test_the_merged_module_validates_like_the_one_run_module(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    single, grouped = map(_module, _sources(tmp_path, monkeypatch))
+    assert single.ARGUMENTS.keys() == grouped.ARGUMENTS.keys()
+    for i in range(OPERATIONS):
+        tool = f"groups_make_thing{i}"
+        assert _accepts(grouped, tool, _arguments(i)) and _accepts(single, tool, _arguments(i))
+        for bad in ("owner", "nested", "tag"):
+            assert not _accepts(grouped, tool, _arguments(i, bad=bad)), (tool, bad)
+            assert not _accepts(single, tool, _arguments(i, bad=bad)), (tool, bad)
+
+
+def test_one_changed_tool_makes_one_group_again_and_the_bytes_of_a_cold_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(models, "GROUP_MIN_TOOLS", 1)
+    monkeypatch.setattr(models, "GROUPS", 4)
+    calls: list[int] = []
+    original = models._generate
+
+    def counting(text: str, location: str) -> Any:
+        calls.append(len(json.loads(text)["$defs"]))
+        return original(text, location)
+
+    monkeypatch.setattr(models, "_generate", counting)
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "spec.yaml").write_text(_spec(), encoding="utf-8")
+    run(work / "spec.yaml", work / "out")
+    assert len(calls) == 4
+    calls.clear()
+    changed = _spec(extra=True)
+    (work / "spec.yaml").write_text(changed, encoding="utf-8")
+    run(work / "spec.yaml", work / "out")
+    assert len(calls) == 1  # the group of the tool with the added parameter
+    assert tree_digest(work / "out") == cold(changed, tmp_path / "cold")
+
+
+def test_merge_modules_renames_through_references_until_nothing_clashes() -> None:
+    first = (
+        "from __future__ import annotations\n\nfrom pydantic import BaseModel, Field\n\n\n"
+        "class Owner(BaseModel):\n    a: int = Field(1, ge=0)\n\n\n"
+        "class Pet(BaseModel):\n    owner: Owner\n\n\n"
+        "class Shared(BaseModel):\n    x: str\n"
+    )
+    # Owner differs, so Pet (which refers to it) differs too; Shared is the same class.
+    second = (
+        "from __future__ import annotations\n\nfrom typing import Any\n\n"
+        "from pydantic import BaseModel\n\n\n"
+        "class Owner(BaseModel):\n    b: str\n\n\n"
+        "class Pet(BaseModel):\n    owner: Owner\n    extra: Any = None\n\n\n"
+        "class Shared(BaseModel):\n    x: str\n\n\n"
+        "class Other(BaseModel):\n    pet: Pet\n    label: Literal['Owner'] = 'Owner'\n\n\n"
+        # A class named like what another module imports (pydantic's Field, used above).
+        "class Field(BaseModel):\n    other: Other | None = None\n"
+    )
+    merged = models.merge_modules([first, second])
+    assert models.audit(merged) == ""
+    assert merged.count("class Shared(") == 1
+    assert "class OwnerG2(" in merged and "class PetG2(" in merged
+    assert "class FieldG2(" in merged and "from pydantic import BaseModel, Field\n" in merged
+    module = _module(merged.replace("from typing import Any", "from typing import Any, Literal"))
+    assert module.Other.model_validate({"pet": {"owner": {"b": "x"}}}).pet.owner.b == "x"
+    assert module.Pet.model_validate({"owner": {"a": 1}}).owner.a == 1
+    assert module.Other.model_fields["label"].default == "Owner"  # a string: not renamed
+    assert module.Owner.model_validate({}).a == 1  # pydantic's Field, not the class
+    assert module.FieldG2.model_validate({"other": {"pet": {"owner": {"b": "y"}}}}).other
