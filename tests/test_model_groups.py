@@ -163,7 +163,17 @@ def test_one_changed_tool_makes_one_group_again_and_the_bytes_of_a_cold_run(
     (work / "spec.yaml").write_text(changed, encoding="utf-8")
     run(work / "spec.yaml", work / "out")
     assert len(calls) == 1  # the group of the tool with the added parameter
-    assert tree_digest(work / "out") == cold(changed, tmp_path / "cold")
+    expected = cold(changed, tmp_path / "cold")
+    assert tree_digest(work / "out") == expected
+
+    # Nothing changed: the merged module comes from the cache, no group is made or merged.
+    def refuse(*args: object) -> str:
+        raise AssertionError("the groups were merged again although none changed")
+
+    monkeypatch.setattr(models, "merge_modules", refuse)
+    calls.clear()
+    run(work / "spec.yaml", work / "out")
+    assert calls == [] and tree_digest(work / "out") == expected
 
 
 def test_merge_modules_renames_through_references_until_nothing_clashes() -> None:

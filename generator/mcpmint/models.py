@@ -132,12 +132,19 @@ class PendingModels:
             cache_key("models", hashlib.sha256(text.encode("utf-8")).hexdigest(), *_LIBRARIES)
             for text in texts
         ]
+        # Several groups are merged once, and the merged module is kept too ("models_merged",
+        # by the groups' keys), so a run where no group changed reads it instead of merging.
+        self.merged_key = cache_key("models_merged", self.keys) if len(self.keys) > 1 else ""
+        stored = [cache.get("models", key) if cache is not None else None for key in self.keys]
+        merged = cache.get("models_merged", self.merged_key) if cache and self.merged_key else None
         # A stored entry is audited like a fresh one: the cache folder is not trusted more
         # than the generator.
-        self.sources: list[str | None] = []
-        for key in self.keys:
-            stored = cache.get("models", key) if cache is not None else None
-            self.sources.append(stored if isinstance(stored, str) and not audit(stored) else None)
+        self.merged = merged if isinstance(merged, str) and not audit(merged) else None
+        if self.merged is not None and all(isinstance(source, str) for source in stored):
+            self.sources: list[str | None] = list(stored)  # kept in the cache for next time
+        else:
+            self.merged = None
+            self.sources = [s if isinstance(s, str) and not audit(s) else None for s in stored]
         self.missing = [i for i, source in enumerate(self.sources) if source is None]
         self._background: Background[list[tuple[str, list[Diagnostic]]]] | None = None
         if self.missing:
@@ -167,7 +174,14 @@ class PendingModels:
         sources = [source for source in self.sources if source]
         if len(sources) < len(self.sources):
             return ""  # the errors are in the sink
-        source = sources[0] if len(sources) == 1 else merge_modules(sources)
+        if self.merged is not None:
+            source = self.merged
+        elif len(sources) == 1:
+            source = sources[0]
+        else:
+            source = merge_modules(sources)
+            if self.cache is not None:
+                self.cache.put("models_merged", self.merged_key, source)
         names = self.names
         missing = [c for pair in names.values() for c in pair if c and f"class {c}(" not in source]
         if missing:
