@@ -10,6 +10,8 @@ import gc
 import hashlib
 import json
 import shutil
+import subprocess
+import sys
 import threading
 from pathlib import Path
 from typing import Any
@@ -364,3 +366,15 @@ def test_the_collector_runs_rarely_during_a_run_and_as_before_after_it(
     with pytest.raises(Aborted):
         generate(broken, GenerateOptions(output=tmp_path / "other"), DiagnosticSink())
     assert gc.get_threshold() == before
+
+
+def test_the_command_imports_the_strict_checker_only_when_findings_are_made() -> None:
+    # openapi-spec-validator takes a tenth of a second to import: a run whose findings are
+    # cached, or made in the second process, never needs it (nor the model generator).
+    probe = (
+        "import sys, mcpmint.cli\n"
+        "print([m for m in ('openapi_spec_validator', 'datamodel_code_generator') "
+        "if m in sys.modules])"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from mcpmint import validate
+from mcpmint import strictcheck, validate
 from mcpmint.diagnostics import DiagnosticSink, Level
 from mcpmint.load import Limits, load_document
 from mcpmint.validate import MAX_MESSAGE, MAX_REPORTED, SpecVersion, validate_document
@@ -162,7 +162,7 @@ def test_validator_crash_becomes_one_warning(
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             raise RecursionError("maximum recursion depth exceeded")
 
-    monkeypatch.setitem(validate._VALIDATORS, ("openapi", 3, 0), Exploding)
+    monkeypatch.setitem(strictcheck._VALIDATORS, ("openapi", 3, 0), Exploding)
 
     version, sink, spec = check(tmp_path, "openapi: 3.0.3\n" + BODY)
 
@@ -299,25 +299,25 @@ def test_the_fast_document_schema_check_changes_no_finding(
     assert version is not None
 
     fast = validate.findings(document, version)
-    monkeypatch.setattr(validate, "_passes_fast_check", lambda *_: False)
+    monkeypatch.setattr(strictcheck, "_passes_fast_check", lambda *_: False)
     slow = validate.findings(document, version)
 
     assert [d.render() for d in fast] == [d.render() for d in slow]
 
 
 def test_the_fast_check_tells_valid_from_invalid(tmp_path: Path) -> None:
-    meta = validate._meta_schema("3.0")
+    meta = strictcheck._meta_schema("3.0")
     spec = tmp_path / "spec.yaml"
     spec.write_text("openapi: 3.0.3\n" + BODY, encoding="utf-8")
     document = load_document(spec, DiagnosticSink())
     assert document is not None
-    assert validate._passes_fast_check(meta, document.data)
+    assert strictcheck._passes_fast_check(meta, document.data)
     broken = dict(document.data, info={"version": "1"})  # `title` is required
-    assert not validate._passes_fast_check(meta, broken)
+    assert not strictcheck._passes_fast_check(meta, broken)
 
 
 def test_visited_ids_keep_list_order_with_set_membership() -> None:
-    ids = validate._VisitedIds()
+    ids = strictcheck._VisitedIds()
     for item in (3, 1, 2):
         ids.append(item)
 
