@@ -86,3 +86,27 @@ def test_models_made_in_a_second_process_are_the_same_bytes(
     assert models.models_source(server, sink) == inline
     assert forked == [True]
     assert not sink.has_errors
+
+
+@pytest.mark.usefixtures("fork_allowed")
+def test_model_groups_split_between_the_two_processes_are_the_same_bytes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    sink = DiagnosticSink()
+    server = build(SPECS / "petstore-plus.yaml", sink)
+    monkeypatch.setattr(models, "GROUP_MIN_TOOLS", 1)
+    monkeypatch.setattr(models, "GROUPS", 4)
+    inline = models.models_source(server, sink)  # 8 tools, under BACKGROUND_MIN_TOOLS
+    monkeypatch.setattr(models, "BACKGROUND_MIN_TOOLS", 1)
+    monkeypatch.setattr(models, "_share", lambda texts: 1)  # one group there, the rest here
+    pending = models.PendingModels(server, None)
+    assert pending._background is not None and pending._background.forked
+    assert len(pending._here) == len(pending.missing) - 1 > 0
+    assert pending.join(sink) == inline
+    assert not sink.has_errors
+
+
+def test_the_second_process_gets_about_three_quarters_of_the_model_work() -> None:
+    assert models._share(["x" * 10] * 8) == 6
+    assert models._share(["x" * 90, "x" * 5, "x" * 5]) == 1
+    assert models._share(["x"]) == 1
