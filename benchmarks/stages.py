@@ -3,7 +3,9 @@
     .venv/bin/python benchmarks/stages.py SPEC [--all-results]
 
 Calls the pipeline's stages one after the other in this process and prints each one's wall
-time: where a cold `mcpmint generate` spends its time (docs/benchmarks.md). The typed models
+time: where a cold `mcpmint generate` spends its time (docs/benchmarks.md). Like a real run,
+the cyclic garbage collector runs rarely (`pipeline.rare_collections`); the typed models are
+made as a large server's are, in groups, here one after the other. The typed models
 are made as `output.result_models: auto` decides; `--all-results` also times them with a
 result model for every tool (`result_models: all`), for comparison.
 """
@@ -24,6 +26,7 @@ from mcpmint.largeapi import every_tool_tokens, result_models_for
 from mcpmint.load import load_document
 from mcpmint.lock import lock_text
 from mcpmint.models import models_source
+from mcpmint.pipeline import rare_collections
 from mcpmint.render import RenderInputs, render
 from mcpmint.validate import validate_document
 
@@ -61,4 +64,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    with rare_collections():
+        main()
