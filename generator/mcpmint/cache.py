@@ -21,6 +21,9 @@ import hashlib
 import json
 import os
 import tempfile
+from collections.abc import Iterator, Mapping
+from contextvars import ContextVar
+from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -124,3 +127,43 @@ def _write_atomic(target: Path, name: str, value: Any) -> None:
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+
+
+@dataclass
+class Memo:
+    """Per-item results of a stage (as JSON text) by a digest of each item's input, kept in
+    the stage cache as one entry: compacted schema roots (compact.py), built tools
+    (toolmemo.py). `previous` is the last run's, `used` what this run computed or reused (the
+    next run's `previous`)."""
+
+    previous: Mapping[str, Any]
+    used: dict[str, Any] = field(default_factory=dict)
+    missed: int = 0
+    touched: list[str] = field(default_factory=list)  # every key looked up, in order
+
+    def keep(self, keys: list[str]) -> None:
+        """Carry the previous run's values of `keys` into this run's, as if looked up (the
+        compactions of a tool that was itself reused, toolmemo.py)."""
+        for key in keys:
+            if key in self.previous:
+                self.used[key] = self.previous[key]
+
+
+class MemoSlot:
+    """Where the code inside a `with slot.using(memo):` block finds `memo`: a context
+    variable, so the stages in between need not pass it along."""
+
+    def __init__(self, name: str) -> None:
+        self._var: ContextVar[Memo | None] = ContextVar(name, default=None)
+
+    def active(self) -> Memo | None:
+        """The memo of the enclosing `using` block, if any."""
+        return self._var.get()
+
+    @contextlib.contextmanager
+    def using(self, memo: Memo) -> Iterator[Memo]:
+        token = self._var.set(memo)
+        try:
+            yield memo
+        finally:
+            self._var.reset(token)

@@ -31,13 +31,21 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
-from contextvars import ContextVar
-from dataclasses import dataclass, field
+from collections.abc import Mapping
 from typing import Any, Final
 
-__all__ = ["HOIST_MIN_BYTES", "OUTPUT_SCHEMA_MAX_BYTES", "compact", "inline_defs", "limit_depth"]
+from .cache import Memo, MemoSlot
+
+__all__ = [
+    "HOIST_MIN_BYTES",
+    "OUTPUT_SCHEMA_MAX_BYTES",
+    "Memo",
+    "active_memo",
+    "compact",
+    "inline_defs",
+    "limit_depth",
+    "memoized",
+]
 
 HOIST_MIN_BYTES: Final = 120
 
@@ -79,7 +87,7 @@ def compact(root: Mapping[str, Any], *, min_bytes: int = HOIST_MIN_BYTES) -> dic
     Inside `memoized(memo)`, a root compacted before (in this run or, through the stage cache,
     the previous one) is not compacted again.
     """
-    memo = _MEMO.get()
+    memo = active_memo()
     if memo is None:
         return _Compactor(min_bytes).run(root)
     key = _memo_key(root, min_bytes)
@@ -101,40 +109,10 @@ def compact(root: Mapping[str, Any], *, min_bytes: int = HOIST_MIN_BYTES) -> dic
     return result
 
 
-@dataclass
-class Memo:
-    """Compacted roots (as JSON text) by a digest of their input: `previous` from the stage
-    cache, `used` what this run compacted or reused (the next run's `previous`)."""
-
-    previous: Mapping[str, Any]
-    used: dict[str, Any] = field(default_factory=dict)
-    missed: int = 0
-    touched: list[str] = field(default_factory=list)  # every key looked up, in order
-
-    def keep(self, keys: list[str]) -> None:
-        """Carry the previous run's values of `keys` into this run's, as if looked up (for
-        the compactions of a tool that was itself reused, toolmemo.py)."""
-        for key in keys:
-            if key in self.previous:
-                self.used[key] = self.previous[key]
-
-
-_MEMO: ContextVar[Memo | None] = ContextVar("mcpmint_compact_memo", default=None)
-
-
-def active_memo() -> Memo | None:
-    """The memo of the enclosing `memoized` block, if any."""
-    return _MEMO.get()
-
-
-@contextmanager
-def memoized(memo: Memo) -> Iterator[Memo]:
-    """Compaction inside the block reuses and records results in `memo`."""
-    token = _MEMO.set(memo)
-    try:
-        yield memo
-    finally:
-        _MEMO.reset(token)
+# The compaction memo of the enclosing `memoized` block (cache.MemoSlot).
+_COMPACTIONS = MemoSlot("mcpmint_compact_memo")
+memoized = _COMPACTIONS.using
+active_memo = _COMPACTIONS.active
 
 
 def _memo_key(root: Mapping[str, Any], min_bytes: int) -> str | None:

@@ -26,6 +26,7 @@ from . import ir, naming
 from .background import Background
 from .cache import StageCache, cache_key
 from .diagnostics import Diagnostic, DiagnosticSink
+from .schema import ref_targets
 
 # Keywords that shape a type. Everything else (descriptions, titles, examples, defaults,
 # patterns, bounds) stays out of the models: it lives in tools.json, checked at run time.
@@ -241,18 +242,7 @@ def _split(
 
 def _def_refs(node: Any) -> set[str]:
     """The `$defs` names a structural schema refers to."""
-    found: set[str] = set()
-    stack = [node]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, dict):
-            ref = item.get("$ref")
-            if isinstance(ref, str) and ref.startswith("#/$defs/"):
-                found.add(ref[len("#/$defs/") :])
-            stack.extend(item.values())
-        elif isinstance(item, list):
-            stack.extend(item)
-    return found
+    return {t[len("#/$defs/") :] for t in ref_targets(node) if t.startswith("#/$defs/")}
 
 
 def merge_modules(sources: list[str]) -> str:

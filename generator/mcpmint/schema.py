@@ -209,7 +209,7 @@ class _RefGraph:
         self._document = document
         edges: dict[str, list[str]] = {}
         loops: set[str] = set()
-        for target in sorted(_ref_targets(document)):
+        for target in sorted(ref_targets(document)):
             node = self.resolve(target)
             if node is None:
                 continue
@@ -742,11 +742,6 @@ class _ModeConverter:
 # -- cycle analysis -----------------------------------------------------------------------------
 
 
-def normalise_pointer(pointer: str) -> str:
-    """One spelling per `$ref` target (as the conversion names them)."""
-    return _normalise(pointer)
-
-
 def _normalise(pointer: str) -> str:
     """One spelling per target: `#/a/b` with tokens escaped the canonical way."""
     try:
@@ -756,7 +751,7 @@ def _normalise(pointer: str) -> str:
     return "#" + "".join("/" + refs.escape_token(token) for token in tokens)
 
 
-def _ref_targets(document: Any) -> set[str]:
+def ref_targets(document: Any) -> set[str]:
     """Every local `$ref` target anywhere in the document (iterative: depth is unbounded)."""
     found: set[str] = set()
     stack = [document]

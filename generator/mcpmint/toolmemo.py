@@ -8,7 +8,7 @@ operation and its path item's parameters, every component they reach through `$r
 name), its name and namespace, and the options and document-level settings every tool shares.
 `ToolKeys` digests exactly that, so a key names one result.
 
-The memo (`compact.Memo`, kept in the stage cache like the compaction memo) maps a key to
+The memo (`cache.Memo`, kept in the stage cache like the compaction memo) maps a key to
 the tool as JSON text. Only tools whose build reported nothing are kept: a warning belongs to
 every run, and a reused tool cannot say it. A hit decodes to a value equal to what the build
 would make (tests/test_toolmemo.py builds every test spec both ways).
@@ -21,13 +21,12 @@ import hashlib
 import json
 import types
 import typing
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Callable
 from typing import Any
 
 from . import ir, refs
-from .compact import Memo
+from .cache import MemoSlot
+from .schema import ref_targets
 
 __all__ = [
     "Reused",
@@ -40,22 +39,10 @@ __all__ = [
     "tool_memo",
 ]
 
-_MEMO: ContextVar[Memo | None] = ContextVar("mcpmint_tool_memo", default=None)
-
-
-@contextmanager
-def reusing_tools(memo: Memo) -> Iterator[Memo]:
-    """Frontends inside the block reuse and record built tools in `memo`."""
-    token = _MEMO.set(memo)
-    try:
-        yield memo
-    finally:
-        _MEMO.reset(token)
-
-
-def tool_memo() -> Memo | None:
-    """The memo of the enclosing `reusing_tools` block, if any."""
-    return _MEMO.get()
+# The tool memo of the enclosing `reusing_tools` block.
+_TOOLS = MemoSlot("mcpmint_tool_memo")
+reusing_tools = _TOOLS.using
+tool_memo = _TOOLS.active
 
 
 def _refuse(value: Any) -> Any:
@@ -105,17 +92,10 @@ class ToolKeys:
     `flags(target)` how the reference graph sees a `$ref` target (JSON data).
     """
 
-    def __init__(
-        self,
-        document: Any,
-        shared: Any,
-        flags: Callable[[str], Any],
-        normalise: Callable[[str], str],
-    ) -> None:
+    def __init__(self, document: Any, shared: Any, flags: Callable[[str], Any]) -> None:
         self._document = document
         self._shared = _text(shared)
         self._flags = flags
-        self._normalise = normalise
         # target -> (digest of its node and flags, the targets it refers to); None: no node
         self._targets: dict[str, tuple[str, frozenset[str]]] = {}
         self._prefixes: dict[str, frozenset[str]] = {}  # a reported pointer -> its prefixes
@@ -126,7 +106,7 @@ class ToolKeys:
         JSON data (then the tool is built each time)."""
         try:
             own = _text(parts)
-            todo = sorted(self._refs(roots))
+            todo = sorted(ref_targets(roots))
             closure: set[str] = set()
             while todo:
                 target = todo.pop()
@@ -150,23 +130,8 @@ class ToolKeys:
             else:
                 text = _text([self._flags(target), node])
                 digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
-                found = (digest, frozenset(self._refs([node])))
+                found = (digest, frozenset(ref_targets(node)))
             self._targets[target] = found
-        return found
-
-    def _refs(self, roots: list[Any]) -> set[str]:
-        """Every local `$ref` target anywhere in `roots` (iterative: depth is unbounded)."""
-        found: set[str] = set()
-        stack = list(roots)
-        while stack:
-            node = stack.pop()
-            if isinstance(node, Mapping):
-                ref = node.get("$ref")
-                if isinstance(ref, str) and ref.startswith("#"):
-                    found.add(self._normalise(ref))
-                stack.extend(node.values())
-            elif isinstance(node, list):
-                stack.extend(node)
         return found
 
     def reported_within(

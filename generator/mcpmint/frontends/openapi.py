@@ -23,7 +23,7 @@ from ..diagnostics import DiagnosticSink, Level
 from ..load import RawDocument
 from ..runtime.catalog import RESERVED_HEADERS
 from ..sample import sample_instance
-from ..schema import SchemaConverter, SchemaRoot, normalise_pointer
+from ..schema import SchemaConverter, SchemaRoot
 from ..text import clean_text, instruction_like, one_line
 from ..toolmemo import ToolKeys, decoded, encode_tool, memo_text, tool_memo
 from ..validate import SpecVersion
@@ -568,7 +568,7 @@ class _Builder:
             sorted(known_schemes),
             self.data.get("security"),
         ]
-        return ToolKeys(self.data, shared, self.converter.reuse_flags, normalise_pointer)
+        return ToolKeys(self.data, shared, self.converter.reuse_flags)
 
     def reused_or_built(
         self,
