@@ -287,3 +287,30 @@ def test_a_reused_tool_keeps_its_compactions_for_when_it_changes_again(tmp_path:
     tools, compactions = Memo(dict(tools.used)), Memo(dict(compactions.used))
     run(document, tools, compactions)  # listItems built again, its schemas from the memo
     assert tools.missed == 1 and compactions.missed == 0
+
+
+def test_a_tool_json_cannot_carry_is_built_every_time_and_builds_the_same(
+    tmp_path: Path,
+) -> None:
+    # YAML's `.nan` is a float JSON cannot write (the loader keeps dates as their text): no
+    # key is made for what holds it.
+    text = yaml.safe_dump(BASE, sort_keys=False).replace(
+        "operationId: listItems", "operationId: listItems\n      x-ratio: .nan", 1
+    )
+    spec = tmp_path / "dated.yaml"
+    spec.write_text(text, encoding="utf-8")
+    memo = Memo({})
+    cold = built(spec, memo)
+    assert len(memo.used) == len(cold[0].tools) - 1  # every tool but listItems
+    again = Memo(dict(memo.used))
+    assert built(spec, again) == cold and again.missed == 0
+    # The same at document level, which every tool's key includes: nothing is kept.
+    dated = text.replace("paths:", "security:\n- key:\n  - .nan\npaths:", 1)
+    dated = dated.replace(
+        "components:",
+        "components:\n  securitySchemes:\n    key: {type: apiKey, in: header, name: X-Key}",
+        1,
+    )
+    spec.write_text(dated, encoding="utf-8")
+    none = Memo({})
+    assert built(spec, none)[0].tools and none.used == {}

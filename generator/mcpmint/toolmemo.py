@@ -49,11 +49,6 @@ def _refuse(value: Any) -> Any:
     raise TypeError(f"not JSON data: {type(value).__name__}")
 
 
-def memo_text(data: Any) -> str:
-    """A memo value: `data` as JSON text (TypeError or ValueError when it is not JSON data)."""
-    return _text(data)
-
-
 @dataclasses.dataclass(frozen=True)
 class Reused:
     """A memo value: the tool, whether its output schema was cut to the budget, and the keys
@@ -77,7 +72,7 @@ def decoded(found: Any) -> Reused | None:
         return None
 
 
-def _text(data: Any) -> str:
+def memo_text(data: Any) -> str:
     """Compact JSON of `data` in its own key order (which decides output order); TypeError or
     ValueError when JSON cannot carry it exactly (a set, a date, NaN)."""
     return json.dumps(
@@ -89,14 +84,15 @@ class ToolKeys:
     """Digests of what each operation's tool is built from, for one document.
 
     `shared` is JSON data every tool's build reads (options, document-level security);
-    `flags(target)` how the reference graph sees a `$ref` target (JSON data).
+    `flags(target)` how the reference graph sees a `$ref` target (JSON data). TypeError or
+    ValueError when `shared` is not JSON data.
     """
 
     def __init__(self, document: Any, shared: Any, flags: Callable[[str], Any]) -> None:
         self._document = document
-        self._shared = _text(shared)
+        self._shared = memo_text(shared)
         self._flags = flags
-        # target -> (digest of its node and flags, the targets it refers to); None: no node
+        # target -> (digest of its node and flags, or "unresolved"; the targets it refers to)
         self._targets: dict[str, tuple[str, frozenset[str]]] = {}
         self._prefixes: dict[str, frozenset[str]] = {}  # a reported pointer -> its prefixes
 
@@ -105,7 +101,7 @@ class ToolKeys:
         `roots` reach through `$ref`, and the targets reached; None when some input is not
         JSON data (then the tool is built each time)."""
         try:
-            own = _text(parts)
+            own = memo_text(parts)
             todo = sorted(ref_targets(roots))
             closure: set[str] = set()
             while todo:
@@ -128,7 +124,7 @@ class ToolKeys:
             except refs.PointerError:
                 found = ("unresolved", frozenset())
             else:
-                text = _text([self._flags(target), node])
+                text = memo_text([self._flags(target), node])
                 digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
                 found = (digest, frozenset(ref_targets(node)))
             self._targets[target] = found

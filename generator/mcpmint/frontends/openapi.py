@@ -568,7 +568,10 @@ class _Builder:
             sorted(known_schemes),
             self.data.get("security"),
         ]
-        return ToolKeys(self.data, shared, self.converter.reuse_flags)
+        try:
+            return ToolKeys(self.data, shared, self.converter.reuse_flags)
+        except (TypeError, ValueError):  # not JSON data (a NaN): every tool is built
+            return None
 
     def reused_or_built(
         self,
@@ -618,7 +621,7 @@ class _Builder:
                 "compactions": compactions.touched[looked_up:],
             }
             memo.used[key] = memo_text(record)
-        except (TypeError, ValueError):  # not JSON data (a YAML date in an example): rebuilt
+        except (TypeError, ValueError):  # not JSON data (a NaN in an example): rebuilt
             return tool
         memo.missed += 1
         return tool
