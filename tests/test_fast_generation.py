@@ -322,28 +322,44 @@ def test_validation_in_a_second_process_reports_the_same_warnings_in_the_same_pl
     assert tree_digest(tmp_path / "background") == tree_digest(tmp_path / "inline")
 
 
+def _describe_more(operation: dict[str, Any]) -> None:
+    operation["description"] += " Changed for the regeneration test."
+
+
+def _add_parameter(operation: dict[str, Any]) -> None:
+    parameter = {"name": "mcpmint_test", "in": "query", "schema": {"type": "string"}}
+    operation["parameters"] = [*operation.get("parameters", []), parameter]
+
+
 @pytest.mark.slow
-def test_github_one_changed_description_regenerates_to_the_bytes_of_a_cold_run(
-    tmp_path: Path,
+@pytest.mark.parametrize("edit", [_describe_more, _add_parameter], ids=["description", "parameter"])
+def test_github_one_changed_operation_regenerates_to_the_bytes_of_a_cold_run(
+    tmp_path: Path, edit: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     original = GITHUB.read_text(encoding="utf-8")
-    document = json.loads(original)
-    operation = document["paths"]["/repos/{owner}/{repo}/issues"]["get"]
     changed_document = json.loads(original)
-    changed_document["paths"]["/repos/{owner}/{repo}/issues"]["get"]["description"] = (
-        operation["description"] + " Changed for the regeneration test."
-    )
+    edit(changed_document["paths"]["/repos/{owner}/{repo}/issues"]["get"])
     changed = json.dumps(changed_document, indent=2)
     work = tmp_path / "work"
     work.mkdir()
     (work / "github.json").write_text(original, encoding="utf-8")
     run(work / "github.json", work / "out")
+    made: list[int] = []
+    original_generate = models._generate
+
+    def counting(text: str, location: str) -> Any:
+        made.append(1)
+        return original_generate(text, location)
+
+    monkeypatch.setattr(models, "_generate", counting)
     (work / "github.json").write_text(changed, encoding="utf-8")
     run(work / "github.json", work / "out")
-    # The models were reused (one entry per group); validation ran again (the old entry is
-    # kept).
+    # A description is no structure: no model group is made again; a parameter makes one.
+    assert len(made) == (0 if edit is _describe_more else 1)
+    # Validation ran again (the old entry is kept).
     stages = [n.split("-")[0] for n in entries(work / "out")]
-    assert stages == ["models"] * models.GROUPS + ["validate", "validate"]
+    assert stages[-2:] == ["validate", "validate"]
+    monkeypatch.undo()
     assert tree_digest(work / "out") == cold(changed, tmp_path / "cold", "github.json")
 
 
