@@ -77,7 +77,7 @@ def _environment() -> jinja2.Environment:
 
 
 def dump_json(data: Any) -> str:
-    return pretty(data) + "\n"  # json.dumps(indent=2, sort_keys=True), 3x faster
+    return pretty(data) + "\n"  # json.dumps(indent=2, sort_keys=True), 10x faster
 
 
 def models_path(server: ir.Server) -> str:
