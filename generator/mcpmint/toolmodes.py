@@ -22,7 +22,6 @@ what is actually listed in the chosen mode.
 from __future__ import annotations
 
 import difflib
-import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from fnmatch import fnmatchcase
@@ -30,6 +29,7 @@ from typing import Any
 
 from . import ir
 from .diagnostics import DiagnosticSink
+from .jsontext import compact
 from .refs import escape_token, resolve_pointer
 from .render import tool_definition
 from .runtime.modes import meta_names, meta_tool_definitions
@@ -313,7 +313,7 @@ def listed_definitions(server: ir.Server) -> list[dict[str, Any]]:
 
 
 def _bytes(value: Any) -> int:
-    return len(json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8"))
+    return len(compact(value).encode("utf-8"))  # key order changes no length
 
 
 def estimate_tokens(definitions: Sequence[Mapping[str, Any]]) -> tuple[int, int]:
