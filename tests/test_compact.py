@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator  # type: ignore[import-untyped, unused-ignore]
 
-from mcpmint.compact import compact, inline_defs, limit_depth
+from mcpmint.compact import HOIST_MIN_BYTES, _Compactor, compact, inline_defs, limit_depth
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
 
@@ -229,3 +229,15 @@ def test_oversized_output_schemas_are_cut_to_a_depth_that_fits_and_only_get_more
 
 def test_a_schema_that_cannot_fit_at_any_depth_becomes_any_object() -> None:
     assert limit_depth(_big_cyclic_output(), 10) == {"type": "object"}
+
+
+@pytest.mark.parametrize(
+    "value",
+    ['a"b\\', "é\n\x00", "", 0, -(10**20), True, False, None, 1.5, 1e-7, float("nan")],
+    ids=repr,
+)
+def test_a_scalars_size_is_the_length_of_the_text_json_dumps_writes(value: Any) -> None:
+    # Hoisting compares sizes with `min_bytes`: the fast paths for strings, integers, booleans
+    # and null must measure what json.dumps writes, or a subschema is hoisted or not by error.
+    compactor = _Compactor(HOIST_MIN_BYTES)
+    assert compactor._size[compactor._scalar(value)] == len(json.dumps(value, ensure_ascii=False))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import unicodedata
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,18 @@ from .support import clean_env, run
 def test_G14_ansi_control_bidi_and_zero_width_characters_are_stripped() -> None:
     text = "Lists\x1b[8m hidden\x1b[0m pets\u202e\u200b\u2066 now\x07"
     assert clean_text(text) == "Lists hidden pets now"
+
+
+@pytest.mark.parametrize("extra", ["", "é"], ids=["ascii", "not-ascii"])
+def test_G14_every_control_character_is_stripped_from_ascii_and_other_text(extra: str) -> None:
+    # ASCII text takes a faster path than other text: both drop exactly the characters whose
+    # Unicode category is control or format, keeping newlines and tabs.
+    # (Carriage returns become newlines and ESC starts an ANSI sequence: tested above.)
+    every = "".join(chr(c) for c in range(0x80) if c not in (0x0D, 0x1B)) + "\u00ad" * len(extra)
+    kept = "".join(
+        ch for ch in every if ch in "\n\t" or unicodedata.category(ch) not in ("Cc", "Cf")
+    )
+    assert clean_text(f"a{every}{extra}b") == f"a{kept}{extra}b"
 
 
 def test_G14_padding_is_capped() -> None:

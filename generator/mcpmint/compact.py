@@ -32,6 +32,7 @@ import hashlib
 import json
 import re
 from collections.abc import Mapping
+from json.encoder import encode_basestring  # what json.dumps(ensure_ascii=False) writes
 from typing import Any, Final
 
 from .cache import Memo, MemoSlot
@@ -78,6 +79,13 @@ _SUFFIX: Final = {
     "oneOf": "Option",
 }
 _NAME_LENGTH: Final = 60
+# JSON scalars as the loaders make them: identified without the memo by object id.
+_SCALARS: Final = frozenset([str, int, float, bool, type(None)])
+
+
+def _is_mapping(value: Any) -> bool:
+    # Schemas are plain dicts: the type test first spares the (slow) Mapping ABC check.
+    return type(value) is dict or isinstance(value, Mapping)
 
 
 def compact(root: Mapping[str, Any], *, min_bytes: int = HOIST_MIN_BYTES) -> dict[str, Any]:
@@ -165,11 +173,13 @@ class _Compactor:
 
     def _data(self, value: Any) -> int:
         """Data (enum values, defaults, examples) is identified, never changed."""
+        if type(value) in _SCALARS:
+            return self._scalar(value)
         memo_key = (id(value), False)
         found = self._memo.get(memo_key)
         if found is not None:
             return found
-        if isinstance(value, Mapping):
+        if _is_mapping(value):
             pairs = tuple((k, self._data(v)) for k, v in value.items())
             ordered = tuple(sorted(pairs))
             size = 1 + sum(self._key(k) + self._size[c] for k, c in pairs)
@@ -196,10 +206,20 @@ class _Compactor:
         found = self._ids.get(key)
         if found is not None:
             return found
-        return self._new(key, value, len(json.dumps(value, ensure_ascii=False)), None, ())
+        # The length of the text json.dumps writes, without its encoder for the usual types.
+        kind = type(value)
+        if kind is str:
+            size = len(encode_basestring(value))
+        elif kind is int:
+            size = len(int.__repr__(value))
+        elif kind is bool or value is None:
+            size = 5 if value is False else 4
+        else:
+            size = len(json.dumps(value, ensure_ascii=False))
+        return self._new(key, value, size, None, ())
 
     def _schema(self, node: Any, *, top: bool = False) -> int:
-        if not isinstance(node, Mapping):
+        if not _is_mapping(node):
             return self._scalar(node) if isinstance(node, bool) else self._data(node)
         memo_key = (id(node), True)
         found = None if top else self._memo.get(memo_key)
@@ -231,7 +251,7 @@ class _Compactor:
             pairs.append((key, child))
         size = 1 + sum(self._key(k) + self._size[c] for k, c in pairs)
         kept = tuple(pairs)
-        schema_kids = tuple(c for c in kids if isinstance(self._obj[c], Mapping))
+        schema_kids = tuple(c for c in kids if _is_mapping(self._obj[c]))
         ident = self._new(("S", top, tuple(sorted(kept))), node, max(size, 2), kept, schema_kids)
         if not top:
             self._memo[memo_key] = ident
@@ -275,7 +295,7 @@ class _Compactor:
                 count >= 2
                 and ident not in fixed
                 and self._size[ident] >= self._min_bytes
-                and isinstance(self._obj[ident], Mapping)
+                and _is_mapping(self._obj[ident])
             )
             if hoist:
                 hoisted.append(ident)
@@ -307,9 +327,9 @@ class _Compactor:
             elif key in _LISTS:
                 sub = label + _SUFFIX.get(key, "")
                 found.extend((c, sub) for c in self._kids[child])
-            elif key in _SINGLE and isinstance(self._obj[child], Mapping):
+            elif key in _SINGLE and _is_mapping(self._obj[child]):
                 found.append((child, label + _SUFFIX.get(key, "")))
-        return [(c, lab) for c, lab in found if isinstance(self._obj[c], Mapping)]
+        return [(c, lab) for c, lab in found if _is_mapping(self._obj[c])]
 
     def _changed(self, root_id: int, def_ids: Mapping[str, int]) -> bool:
         """Whether a redundant keyword was dropped anywhere (nothing hoisted)."""
