@@ -315,26 +315,22 @@ class _Bundler:
         # YAML aliases can share one container between places: visit each container once, or
         # a ref would be rewritten twice.
         seen: set[int] = set()
-        stack: list[tuple[Any, str]] = [(file.data, "")]
+        stack: list[tuple[Any, _Place]] = [(file.data, None)]
         while stack:
-            node, pointer = stack.pop()
+            node, place = stack.pop()
             if id(node) in seen:
                 continue
             seen.add(id(node))
             if isinstance(node, dict):
                 ref = node.get("$ref")
                 if isinstance(ref, str):
-                    new = self._resolve(file, ref, pointer + "/$ref")
+                    new = self._resolve(file, ref, _pointer((place, "$ref")))
                     if new is not None:
                         node["$ref"] = new
-                children = [
-                    (v, pointer + "/" + escape_token(k))
-                    for k, v in node.items()
-                    if isinstance(v, dict | list)
-                ]
+                children = [(v, (place, k)) for k, v in node.items() if isinstance(v, (dict, list))]
             elif isinstance(node, list):
                 children = [
-                    (v, f"{pointer}/{i}") for i, v in enumerate(node) if isinstance(v, dict | list)
+                    (v, (place, i)) for i, v in enumerate(node) if isinstance(v, (dict, list))
                 ]
             else:
                 continue
@@ -447,6 +443,21 @@ def _decode(raw: bytes, display: str) -> str:
         ) from None
 
 
+# A container's place in its file: (the parent's place, its key or index), None at the top.
+# Walks over every container of a large spec keep this instead of its JSON pointer, which
+# is spelled out only for the few places a message or a `$ref` needs (`_pointer`).
+_Place = tuple[Any, "str | int"] | None
+
+
+def _pointer(place: _Place) -> str:
+    """The JSON pointer (without `#`) of `place`."""
+    tokens: list[str] = []
+    while place is not None:
+        place, key = place
+        tokens.append(escape_token(str(key)))
+    return "".join("/" + token for token in reversed(tokens))
+
+
 # ---------------------------------------------------------------------- JSON
 def _parse_json(
     text: str, display: str, limits: Limits, sink: DiagnosticSink
@@ -523,14 +534,14 @@ def _check_json(
     sink: DiagnosticSink,
 ) -> None:
     count = 1
-    stack: list[tuple[Any, str, int]] = [(data, "", 0)]
+    stack: list[tuple[Any, _Place, int]] = [(data, None, 0)]
     while stack:
-        node, pointer, depth = stack.pop()
+        node, place, depth = stack.pop()
         if isinstance(node, dict):
             items: Any = node.items()
             for key in duplicates.get(id(node), ()):
                 sink.warning(
-                    source.locate(pointer + "/" + escape_token(key)),
+                    source.locate(_pointer((place, key))),
                     f"duplicate key {key!r}: the last value wins",
                     "remove one of the duplicate keys",
                 )
@@ -539,13 +550,13 @@ def _check_json(
         else:
             continue
         if depth >= limits.max_depth:
-            raise _Refused(source.locate(pointer), _depth_message(limits), _DEPTH_HINT)
+            raise _Refused(source.locate(_pointer(place)), _depth_message(limits), _DEPTH_HINT)
         count += len(node)
         if count > limits.max_nodes:
-            raise _Refused(source.locate(pointer), _nodes_message(limits), _NODES_HINT)
+            raise _Refused(source.locate(_pointer(place)), _nodes_message(limits), _NODES_HINT)
         for key, value in items:
-            if isinstance(value, dict | list):
-                stack.append((value, f"{pointer}/{escape_token(str(key))}", depth + 1))
+            if isinstance(value, (dict, list)):
+                stack.append((value, (place, key), depth + 1))
 
 
 _NODES_HINT = "the document is too large to process safely"

@@ -19,6 +19,7 @@ can be shared by every place that inlines it; `SchemaRoot.convert` and `finish` 
 from __future__ import annotations
 
 import bisect
+import functools
 import json
 import math
 import re
@@ -742,6 +743,7 @@ class _ModeConverter:
 # -- cycle analysis -----------------------------------------------------------------------------
 
 
+@functools.lru_cache(maxsize=65536)  # a large spec names the same few thousand targets
 def _normalise(pointer: str) -> str:
     """One spelling per target: `#/a/b` with tokens escaped the canonical way."""
     try:
@@ -757,7 +759,10 @@ def ref_targets(document: Any) -> set[str]:
     stack = [document]
     while stack:
         node = stack.pop()
-        if isinstance(node, Mapping):
+        kind = type(node)
+        if kind in _LEAVES:  # most nodes; and the Mapping ABC check is slow
+            continue
+        if kind is dict or isinstance(node, Mapping):
             ref = node.get("$ref")
             if isinstance(ref, str) and ref.startswith("#"):
                 found.add(_normalise(ref))
@@ -765,6 +770,9 @@ def ref_targets(document: Any) -> set[str]:
         elif isinstance(node, list):
             stack.extend(node)
     return found
+
+
+_LEAVES: Final = frozenset([str, int, float, bool, type(None)])
 
 
 def _is_ref_loop(document: Any, node: Any, pointer: str) -> bool:
