@@ -190,14 +190,17 @@ def test_a_generated_server_loads_its_catalogue_with_the_collector_off_and_then_
     tmp_path: Path,
 ) -> None:
     out, _ = generate_spec_text(tmp_path, _large_spec())
-    probe = (
-        "import gc, json, big_mcp.server as server\n"
-        "print(json.dumps([gc.isenabled(), gc.get_freeze_count(), len(server.CATALOG.tools)]))"
-    )
-    done = run(
-        [sys.executable, "-c", probe], cwd=tmp_path, env=clean_env(PYTHONPATH=str(out / "src"))
-    )
-    assert done.returncode == 0, done.stderr
-    enabled, frozen, tools = json.loads(done.stdout)
+    results = []
+    for before in ("", "gc.disable()\n"):  # an application that runs without the collector
+        probe = (
+            f"import gc, json\n{before}import big_mcp.server as server\n"
+            "print(json.dumps([gc.isenabled(), gc.get_freeze_count(), len(server.CATALOG.tools)]))"
+        )
+        env = clean_env(PYTHONPATH=str(out / "src"))
+        done = run([sys.executable, "-c", probe], cwd=tmp_path, env=env)
+        assert done.returncode == 0, done.stderr
+        results.append(json.loads(done.stdout))
+    (enabled, frozen, tools), (enabled_after_off, _, _) = results
     assert enabled and tools == 150
     assert frozen > 0  # gc.freeze() ran: the catalogue is out of the collector's sight
+    assert not enabled_after_off  # the collector is left as the importer had it

@@ -36,6 +36,7 @@ from json.encoder import encode_basestring  # what json.dumps(ensure_ascii=False
 from typing import Any, Final
 
 from .cache import Memo, MemoSlot
+from .jsontext import SCALAR_TYPES
 
 __all__ = [
     "HOIST_MIN_BYTES",
@@ -79,8 +80,6 @@ _SUFFIX: Final = {
     "oneOf": "Option",
 }
 _NAME_LENGTH: Final = 60
-# JSON scalars as the loaders make them: identified without the memo by object id.
-_SCALARS: Final = frozenset([str, int, float, bool, type(None)])
 
 
 def _is_mapping(value: Any) -> bool:
@@ -173,7 +172,7 @@ class _Compactor:
 
     def _data(self, value: Any) -> int:
         """Data (enum values, defaults, examples) is identified, never changed."""
-        if type(value) in _SCALARS:
+        if type(value) in SCALAR_TYPES:  # identified by value, not by object id
             return self._scalar(value)
         memo_key = (id(value), False)
         found = self._memo.get(memo_key)

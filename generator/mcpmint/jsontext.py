@@ -21,11 +21,15 @@ from __future__ import annotations
 
 import json
 from json.encoder import encode_basestring  # the C encoder `ensure_ascii=False` uses
-from typing import Any
+from typing import Any, Final
 
 import orjson
 
-__all__ = ["compact", "pretty"]
+__all__ = ["SCALAR_TYPES", "compact", "pretty"]
+
+# The types of JSON scalars as json.loads and the YAML loader make them: a `type(x) in` test
+# on this set is much faster than the `Mapping` ABC check that tree walks would do first.
+SCALAR_TYPES: Final = frozenset([str, int, float, bool, type(None)])
 
 _PASS_ON = (
     orjson.OPT_SORT_KEYS

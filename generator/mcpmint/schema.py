@@ -33,6 +33,7 @@ from referencing.exceptions import Unresolvable
 from mcpmint import refs
 from mcpmint.compact import compact
 from mcpmint.diagnostics import DiagnosticSink
+from mcpmint.jsontext import SCALAR_TYPES
 
 __all__ = ["MAX_BRANCHES", "MAX_DEPTH", "Mode", "SchemaConverter", "SchemaRoot"]
 
@@ -760,7 +761,7 @@ def ref_targets(document: Any) -> set[str]:
     while stack:
         node = stack.pop()
         kind = type(node)
-        if kind in _LEAVES:  # most nodes; and the Mapping ABC check is slow
+        if kind in SCALAR_TYPES:  # most nodes; and the Mapping ABC check is slow
             continue
         if kind is dict or isinstance(node, Mapping):
             ref = node.get("$ref")
@@ -770,9 +771,6 @@ def ref_targets(document: Any) -> set[str]:
         elif isinstance(node, list):
             stack.extend(node)
     return found
-
-
-_LEAVES: Final = frozenset([str, int, float, bool, type(None)])
 
 
 def _is_ref_loop(document: Any, node: Any, pointer: str) -> bool:

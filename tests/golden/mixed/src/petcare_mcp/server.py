@@ -23,11 +23,13 @@ def load() -> Catalog:
     # The catalogue is many small objects without reference cycles that live as long as the
     # server: the cyclic collector would scan them over and over while they are made (a
     # quarter of the start-up of a 1,000-tool server), and again at every full collection.
+    collecting = gc.isenabled()  # an embedding application may have turned it off: keep that
     gc.disable()
     try:
         return load_catalog(json.loads(text), copy=False)  # parsed here, used only here
     finally:
-        gc.enable()
+        if collecting:
+            gc.enable()
         gc.freeze()  # what exists now is kept for good: later collections pass it over
 
 
