@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
+import time
+from typing import Any
 
 import pytest
 
 from mcpmint import background, models
-from mcpmint.background import Background, can_fork
+from mcpmint.background import Background, Shared, can_fork
 from mcpmint.diagnostics import DiagnosticSink
 from mcpmint.pipeline import build
 
@@ -72,41 +75,61 @@ def test_models_made_in_a_second_process_are_the_same_bytes(
 ) -> None:
     sink = DiagnosticSink()
     server = build(SPECS / "petstore-plus.yaml", sink)
-    inline = models.models_source(server, sink)
-    forked: list[bool] = []
-    original = Background.__init__
-
-    def spy(self: Background[object], task: object, *, worth_it: bool) -> None:
-        original(self, task, worth_it=worth_it)  # type: ignore[arg-type]
-        forked.append(self.forked)
-
-    monkeypatch.setattr(models, "BACKGROUND_MIN_TOOLS", 1)
-    monkeypatch.setattr(Background, "__init__", spy)
-
-    assert models.models_source(server, sink) == inline
-    assert forked == [True]
-    assert not sink.has_errors
-
-
-@pytest.mark.usefixtures("fork_allowed")
-def test_model_groups_split_between_the_two_processes_are_the_same_bytes(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    sink = DiagnosticSink()
-    server = build(SPECS / "petstore-plus.yaml", sink)
     monkeypatch.setattr(models, "GROUP_MIN_TOOLS", 1)
     monkeypatch.setattr(models, "GROUPS", 4)
     inline = models.models_source(server, sink)  # 8 tools, under BACKGROUND_MIN_TOOLS
     monkeypatch.setattr(models, "BACKGROUND_MIN_TOOLS", 1)
-    monkeypatch.setattr(models, "_share", lambda texts: 1)  # one group there, the rest here
-    pending = models.PendingModels(server, None)
-    assert pending._background is not None and pending._background.forked
-    assert len(pending._here) == len(pending.missing) - 1 > 0
-    assert pending.join(sink) == inline
+    with background.second_process() as process:
+        pending = models.PendingModels(server, None)
+        assert process.started and pending._jobs is not None
+        jobs = pending._jobs
+        _wait_until_running(jobs)
+        assert pending.join(sink) == inline
+    assert False in jobs.ran_here  # the second process made at least one group
     assert not sink.has_errors
 
 
-def test_the_second_process_gets_about_three_quarters_of_the_model_work() -> None:
-    assert models._share(["x" * 10] * 8) == 6
-    assert models._share(["x" * 90, "x" * 5, "x" * 5]) == 1
-    assert models._share(["x"]) == 1
+def _wait_until_running(shared: Shared[Any]) -> None:
+    """Until the worker has claimed the first job (else this process would take them all)."""
+    process = shared._process
+    assert process is not None and process._claims is not None
+    deadline = time.monotonic() + 60
+    while process._claims[0] < 1 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert process._claims[0] >= 1
+
+
+def _pid_after(seconds: float) -> int:
+    time.sleep(seconds)
+    return os.getpid()
+
+
+@pytest.mark.usefixtures("fork_allowed")
+def test_shared_jobs_are_taken_from_both_ends() -> None:
+    here = os.getpid()
+    with background.second_process():
+        shared = Shared(_pid_after, [(1.0,), (0.0,), (0.0,), (0.0,), (0.0,)], worth_it=True)
+        _wait_until_running(shared)
+        pids = shared.results()
+    # The worker holds the first (slow) job; this process takes the rest, from the last.
+    assert pids[0] != here and pids[1:] == [here] * 4
+    assert [pid == here for pid in pids] == shared.ran_here
+    assert [pid == here for pid in pids] == shared.ran_here
+
+
+@pytest.mark.usefixtures("fork_allowed")
+def test_shared_jobs_of_a_dead_worker_are_done_here() -> None:
+    parent = os.getpid()
+    with background.second_process() as process:
+        process.fork(functools.partial(os._exit, 3))  # the worker dies at once
+        shared = Shared(_pid_after, [(0.0,), (0.0,)], worth_it=True)
+        assert shared.results() == [parent, parent]
+
+
+@pytest.mark.usefixtures("fork_allowed")
+def test_one_second_process_per_run() -> None:
+    with background.second_process() as process:
+        assert Background(os.getpid, worth_it=True).forked
+        assert process.started
+        later = Background(os.getpid, worth_it=True)  # the process is taken: done here
+        assert not later.forked and later.result() == os.getpid()

@@ -19,11 +19,11 @@ import hashlib
 import json
 import sys
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from . import ir, naming
-from .background import Background
+from .background import Shared
 from .cache import StageCache, cache_key
 from .diagnostics import Diagnostic, DiagnosticSink
 from .schema import ref_targets
@@ -76,8 +76,8 @@ _ALLOWED_NODES = (
 )
 
 
-# Servers with at least this many tools get their models from a forked second process while
-# the test cases and the lock are built (1.9 s of GitHub's 1,223 tools' argument models).
+# Servers with at least this many tools get their models from the second process while this
+# one builds the test cases, the lock and the other files, then helps (background.Shared).
 BACKGROUND_MIN_TOOLS = 200
 # ... and in `GROUPS` groups from this many tools on: an edit makes one group again, and the
 # runs together take less time than one (GitHub: 1.65 s in 16 runs, 1.85 s in one, measured).
@@ -120,11 +120,9 @@ class PendingModels:
         cache: StageCache | None,
         *,
         every_result: bool = True,
-        before_fork: Callable[[], None] | None = None,
     ) -> None:
-        """Looks the groups up in `cache`; when one must be made, `before_fork` runs first
-        (the pipeline ends a validation still running in the second process, which the models
-        then take)."""
+        """Looks the groups up in `cache` and queues those to be made on the second process
+        (background.py), when the server is large enough for that to pay."""
         document, self.names = _combined_schema(server, every_result)
         self.server, self.cache, self.every_result = server, cache, every_result
         groups = GROUPS if len(server.tools) >= GROUP_MIN_TOOLS else 1
@@ -147,35 +145,23 @@ class PendingModels:
             self.merged = None
             self.sources = [s if isinstance(s, str) and not audit(s) else None for s in stored]
         self.missing = [i for i, source in enumerate(self.sources) if source is None]
-        self._background: Background[list[tuple[str, list[Diagnostic]]]] | None = None
-        self._here: list[str] = []  # the groups this process makes at `join`
         self.location = server.source_file or "<spec>"
-        if self.missing:
-            # One group of many (one tool's structure changed) is a tenth of a second: made
-            # here at `join`, without waiting for the second process.
-            fork = len(server.tools) >= BACKGROUND_MIN_TOOLS and (
-                len(self.missing) > 1 or len(texts) == 1
-            )
-            if fork and before_fork is not None:
-                before_fork()
-            todo = [texts[i] for i in self.missing]
-            # Forked, the second process makes the first groups, about three quarters of the
-            # work, and this one the rest at `join`, once the cases, the lock and the other
-            # files (a third of the models' time on GitHub) are done.
-            share = _share(todo) if fork and len(todo) > 1 else len(todo)
-            self._here = todo[share:]
-            theirs = todo[:share]
-            location = self.location
-            self._background = Background(
-                lambda: [_generate(text, location) for text in theirs], worth_it=fork
-            )
+        # One group of many (one tool's structure changed) is a tenth of a second: made here
+        # at `join`, without the second process.
+        worth_it = len(server.tools) >= BACKGROUND_MIN_TOOLS and (
+            len(self.missing) > 1 or len(texts) == 1
+        )
+        # The largest groups first: the second process takes jobs from the front, this one
+        # from the back, so the last ones, where the two meet, are the quickest.
+        self.missing.sort(key=lambda i: (-len(texts[i]), i))
+        jobs = [(texts[i], self.location) for i in self.missing]
+        self._jobs = Shared(_generate, jobs, worth_it=worth_it) if jobs else None
 
     def join(self, sink: DiagnosticSink) -> str:
         """The module's source, or "" with the errors in `sink`."""
-        if self._background is not None:
-            here = [_generate(text, self.location) for text in self._here]
-            made = self._background.result() + here
-            self._background = None
+        if self._jobs is not None:
+            made = self._jobs.results()
+            self._jobs = None
             for index, (source, found) in zip(self.missing, made, strict=True):
                 sink.extend(found)
                 if source and self.cache is not None:
@@ -202,16 +188,6 @@ class PendingModels:
             return ""
         body = source.split("from __future__ import annotations", 1)[-1]
         return "from __future__ import annotations\n" + body + _registry(names, self.every_result)
-
-
-def _share(texts: list[str]) -> int:
-    """How many of the first `texts` make about three quarters of their total size."""
-    total, running = sum(len(text) for text in texts), 0
-    for index, text in enumerate(texts):
-        running += len(text)
-        if running * 4 >= total * 3:
-            return index + 1
-    return len(texts)
 
 
 def _split(
@@ -380,6 +356,12 @@ def _generate(text: str, location: str) -> tuple[str, list[Diagnostic]]:
         )
         return "", sink.items
     return source, []
+
+
+def warm_up() -> None:
+    """Make a tiny model: datamodel-code-generator imports most of itself on its first run
+    (a fifth of a second), which the second process does while it would otherwise wait."""
+    _generate(json.dumps({"$defs": {"Warm": {"type": "object"}}}), "<warm-up>")
 
 
 def audit(source: str) -> str:

@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import gc
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from . import ir
+from .background import second_process, warm_up
 from .cache import CACHE_DIR, StageCache, cache_key
 from .cases import build_cases
 from .compact import Memo, memoized
@@ -27,6 +28,7 @@ from .largeapi import every_tool_tokens, is_large, result_models_for, warn_if_la
 from .load import RawDocument, load_document
 from .lock import LOCK_FILE, LockError, diff_locks, has_breaking, lock_text, parse_lock
 from .models import PendingModels
+from .models import warm_up as warm_up_models
 from .openapi_resources import add_resource_templates
 from .render import FileTree, RenderInputs, models_file, models_path, render
 from .resources import generator_identity
@@ -168,7 +170,12 @@ def _build_source(
     if is_manifest(document.data):  # a tool manifest (docs/manifests.md), not OpenAPI
         server = build_manifest_server(document, options, sink)
     else:
+        waiting = len(deferred) if deferred is not None else 0
         version = validate_document(document, sink, cache=cache, deferred=deferred)
+        if deferred is not None and len(deferred) > waiting:
+            # Validated in the second process: it readies the typed models' library next,
+            # while this process builds the tools (a large spec's models are made there).
+            warm_up(warm_up_models)
         _stop_on_errors(sink)
         assert version is not None
         server = build_server(document, version, options, sink)
@@ -191,7 +198,6 @@ def render_server(
     large: bool = False,
     every_result: bool = True,
     cache: StageCache | None = None,
-    before_models: Callable[[], None] | None = None,
 ) -> FileTree:
     """IR -> formatted files in memory. Raises `Aborted` on errors.
 
@@ -199,11 +205,10 @@ def render_server(
     minimal `mcpmint.yaml` naming `spec_file` (and `root_file`, the `$ref` root), both
     relative to the output folder, so that `mcpmint generate` there rebuilds the same server.
     `every_result`: typed result models for every tool, or for handler tools only.
-    `before_models` runs before the typed models are made, when they are not in `cache`.
     """
-    # The typed models take seconds on a large server: a second process makes them while
-    # this one renders the rest (models.PendingModels); their file is put in at the end.
-    pending = PendingModels(server, cache, every_result=every_result, before_fork=before_models)
+    # The typed models take seconds on a large server: the second process makes them while
+    # this one renders the rest, then both (models.PendingModels); their file goes in last.
+    pending = PendingModels(server, cache, every_result=every_result)
     try:
         cases = build_cases(server, sink)
         if not sink.has_errors:
@@ -304,11 +309,12 @@ def generate(spec: Path | Config, options: GenerateOptions, sink: DiagnosticSink
     folder = options.output or (config.folder if config else None)
     cache = StageCache(folder / CACHE_DIR if folder is not None else None)
     deferred: list[PendingFindings] = []  # validation running beside the other stages
-    try:
-        with rare_collections():
-            report = _generate(spec, config, options, sink, cache, deferred)
-    finally:  # also on Aborted: the validation warnings belong with the errors
-        _join(deferred)
+    with second_process():  # validation, then the typed models (background.py)
+        try:
+            with rare_collections():
+                report = _generate(spec, config, options, sink, cache, deferred)
+        finally:  # also on Aborted: the validation warnings belong with the errors
+            _join(deferred)
     if not options.check and not report.blocked and not sink.has_errors:
         cache.save()
     return report
@@ -451,9 +457,6 @@ def _render_and_write(
         large=large,
         every_result=every_result,
         cache=cache,
-        # Validation, if it runs in a second process, goes on beside the cases, lock and
-        # render; it ends first only when the typed models need that process.
-        before_models=lambda: _join(deferred),
     )
     _join(deferred)  # its errors stop the run before anything is written
     _stop_on_errors(sink)
