@@ -10,7 +10,12 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator  # type: ignore[import-untyped, unused-ignore]
 
-from mcpmint.compact import HOIST_MIN_BYTES, _Compactor, compact, inline_defs, limit_depth
+from mcpmint.compact import (
+    Interner,
+    compact,
+    inline_defs,
+    limit_depth,
+)
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
 
@@ -239,5 +244,36 @@ def test_a_schema_that_cannot_fit_at_any_depth_becomes_any_object() -> None:
 def test_a_scalars_size_is_the_length_of_the_text_json_dumps_writes(value: Any) -> None:
     # Hoisting compares sizes with `min_bytes`: the fast paths for strings, integers, booleans
     # and null must measure what json.dumps writes, or a subschema is hoisted or not by error.
-    compactor = _Compactor(HOIST_MIN_BYTES)
-    assert compactor._size[compactor._scalar(value)] == len(json.dumps(value, ensure_ascii=False))
+    interner = Interner()
+    assert interner._size[interner._scalar(value)] == len(json.dumps(value, ensure_ascii=False))
+
+
+def test_a_redundant_keyword_is_dropped_even_after_its_compacted_twin() -> None:
+    # `{"type": "object"}` and `{"type": "object", "properties": {}}` are one subschema once
+    # compacted; the second must still lose its `properties: {}` when nothing is hoisted.
+    twin = {"type": "object"}
+    redundant = {"type": "object", "properties": {}}
+    root = {"type": "object", "properties": {"a": twin, "b": redundant}}
+
+    assert compact(root) == {
+        "type": "object",
+        "properties": {"a": {"type": "object"}, "b": {"type": "object"}},
+    }
+
+
+def test_one_interner_for_many_roots_gives_what_each_root_alone_gives() -> None:
+    shared = copy.deepcopy(_USER)  # one object in every root, as output schemas share them
+    roots = [
+        {"type": "object", "properties": {"user": shared, "owner": shared}},
+        {"type": "object", "properties": {"user": shared, "extra": {"type": "object"}}},
+        {"type": "object", "properties": {"only": {"type": "object", "properties": {}}}},
+        SCHEMAS[0],
+        {"type": "object", "properties": {"again": shared, "more": copy.deepcopy(_ADDRESS)}},
+    ]
+    alone = [compact(root, min_bytes=40) for root in roots]
+    interner = Interner()
+
+    together = [compact(root, min_bytes=40, interner=interner) for root in roots]
+
+    assert json.dumps(together) == json.dumps(alone)
+    assert together[2] == {"type": "object", "properties": {"only": {"type": "object"}}}

@@ -41,6 +41,7 @@ from .jsontext import SCALAR_TYPES
 __all__ = [
     "HOIST_MIN_BYTES",
     "OUTPUT_SCHEMA_MAX_BYTES",
+    "Interner",
     "Memo",
     "active_memo",
     "compact",
@@ -87,19 +88,26 @@ def _is_mapping(value: Any) -> bool:
     return type(value) is dict or isinstance(value, Mapping)
 
 
-def compact(root: Mapping[str, Any], *, min_bytes: int = HOIST_MIN_BYTES) -> dict[str, Any]:
+def compact(
+    root: Mapping[str, Any],
+    *,
+    min_bytes: int = HOIST_MIN_BYTES,
+    interner: Interner | None = None,
+) -> dict[str, Any]:
     """`root` with redundant keywords dropped and repeated subschemas moved into `$defs`.
 
     Pure: `root` is not modified; unchanged parts of the result may share objects with it.
     Inside `memoized(memo)`, a root compacted before (in this run or, through the stage cache,
-    the previous one) is not compacted again.
+    the previous one) is not compacted again. An `interner` shared by many roots identifies
+    each subschema they share (the same object) once; those subschemas must not change
+    while it is in use.
     """
     memo = active_memo()
     if memo is None:
-        return _Compactor(min_bytes).run(root)
+        return _Compactor(min_bytes, interner).run(root)
     key = _memo_key(root, min_bytes)
     if key is None:
-        return _Compactor(min_bytes).run(root)
+        return _Compactor(min_bytes, interner).run(root)
     memo.touched.append(key)
     found = memo.previous.get(key)
     if isinstance(found, str):
@@ -110,7 +118,7 @@ def compact(root: Mapping[str, Any], *, min_bytes: int = HOIST_MIN_BYTES) -> dic
         if isinstance(value, dict):
             memo.used[key] = found
             return value
-    result = _Compactor(min_bytes).run(root)
+    result = _Compactor(min_bytes, interner).run(root)
     memo.used[key] = json.dumps(result, ensure_ascii=False, separators=(",", ":"))
     memo.missed += 1
     return result
@@ -135,9 +143,13 @@ def _memo_key(root: Mapping[str, Any], min_bytes: int) -> str | None:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-class _Compactor:
-    def __init__(self, min_bytes: int) -> None:
-        self._min_bytes = min_bytes
+class Interner:
+    """Hash-consing of subschemas: an integer id for each distinct one (bottom-up, once), its
+    size as JSON, its kept keywords and its schema children. What a subschema is does not
+    depend on the root it is in (the root itself is marked `top`), so one interner may serve
+    every root of a run: a subschema object met again, in any root, is not walked again."""
+
+    def __init__(self) -> None:
         self._ids: dict[tuple[Any, ...], int] = {}
         self._memo: dict[tuple[int, bool], int] = {}  # (id(object), is schema) -> node id
         self._keep: list[Any] = []  # keeps memoised objects alive, so ids are not reused
@@ -146,8 +158,8 @@ class _Compactor:
         self._pairs: list[tuple[tuple[str, int], ...] | None] = []  # kept (key, child) pairs
         self._kids: list[tuple[int, ...]] = []  # schema children, with multiplicity
         self._key_sizes: dict[str, int] = {}
-        self._names: dict[int, str] = {}
-        self._built: dict[int, Any] = {}
+        self._dropping: set[int] = set()  # ids of kept objects that lose a keyword, or below
+        self.top_dropped = False  # the same, for the root last interned
 
     # -- ids ------------------------------------------------------------------------------
 
@@ -226,6 +238,7 @@ class _Compactor:
             return found
         pairs: list[tuple[str, int]] = []
         kids: list[int] = []
+        subs: list[Any] = []  # the subschema objects, for `_dropping`
         title = node.get("title")
         for key, value in node.items():
             if key == "description" and isinstance(title, str) and value == title:
@@ -235,16 +248,19 @@ class _Compactor:
                     continue
                 members = tuple((name, self._schema(sub)) for name, sub in value.items())
                 kids.extend(c for _, c in members)
+                subs.extend(value.values())
                 size = 1 + sum(self._key(n) + self._size[c] for n, c in members)
                 child = self._new(("M", members), value, max(size, 2), members, ())
             elif key in _LISTS and isinstance(value, list):
                 items = tuple(self._schema(sub) for sub in value)
                 kids.extend(items)
+                subs.extend(value)
                 size = 1 + sum(self._size[c] + 1 for c in items)
                 child = self._new(("L", items), value, max(size, 2), None, items)
             elif key in _SINGLE and isinstance(value, Mapping | bool):
                 child = self._schema(value)
                 kids.append(child)
+                subs.append(value)
             else:
                 child = self._data(value)
             pairs.append((key, child))
@@ -252,19 +268,47 @@ class _Compactor:
         kept = tuple(pairs)
         schema_kids = tuple(c for c in kids if _is_mapping(self._obj[c]))
         ident = self._new(("S", top, tuple(sorted(kept))), node, max(size, 2), kept, schema_kids)
-        if not top:
+        dropping = self._dropping
+        dropped = len(kept) != len(node) or any(id(sub) in dropping for sub in subs)
+        if top:
+            self.top_dropped = dropped
+        else:
             self._memo[memo_key] = ident
             self._keep.append(node)
+            if dropped:
+                dropping.add(id(node))
         return ident
 
-    # -- the pass -------------------------------------------------------------------------
+    def dropped(self, node: Any) -> bool:
+        """Whether compaction drops a keyword in `node` (already interned, not a root) or
+        below it. Per object, not per id: `{"type": "object"}` and `{"type": "object",
+        "properties": {}}` are one subschema once compacted."""
+        return id(node) in self._dropping
+
+
+class _Compactor:
+    """One root's pass: counts, hoists and names over the interner's ids, then builds."""
+
+    def __init__(self, min_bytes: int, interner: Interner | None = None) -> None:
+        self._min_bytes = min_bytes
+        self._interner = interner if interner is not None else Interner()
+        # The interner's tables, which it only ever appends to.
+        self._size = self._interner._size
+        self._obj = self._interner._obj
+        self._pairs = self._interner._pairs
+        self._kids = self._interner._kids
+        self._names: dict[int, str] = {}
+        self._built: dict[int, Any] = {}
 
     def run(self, root: Mapping[str, Any]) -> dict[str, Any]:
         defs_in = root.get("$defs")
         defs: Mapping[str, Any] = defs_in if isinstance(defs_in, Mapping) else {}
         body = {k: v for k, v in root.items() if k != "$defs"} if defs else root
-        root_id = self._schema(body, top=True)
-        def_ids = {name: self._schema(sub) for name, sub in defs.items()}
+        schema = self._interner._schema
+        root_id = schema(body, top=True)
+        changed = self._interner.top_dropped
+        def_ids = {name: schema(sub) for name, sub in defs.items()}
+        changed = changed or any(self._interner.dropped(sub) for sub in defs.values())
         fixed = {root_id, *def_ids.values()}
 
         # Discovery order (pre-order, document order) and the label of each first occurrence.
@@ -302,7 +346,7 @@ class _Compactor:
             for kid in self._kids[ident]:
                 counts[kid] += weight
 
-        if not hoisted and not self._changed(root_id, def_ids):
+        if not hoisted and not changed:
             return dict(root)
         taken = set(defs)
         for ident in sorted(hoisted, key=rank.__getitem__):
@@ -329,21 +373,6 @@ class _Compactor:
             elif key in _SINGLE and _is_mapping(self._obj[child]):
                 found.append((child, label + _SUFFIX.get(key, "")))
         return [(c, lab) for c, lab in found if _is_mapping(self._obj[c])]
-
-    def _changed(self, root_id: int, def_ids: Mapping[str, int]) -> bool:
-        """Whether a redundant keyword was dropped anywhere (nothing hoisted)."""
-        stack = [root_id, *def_ids.values()]
-        seen: set[int] = set()
-        while stack:
-            ident = stack.pop()
-            if ident in seen:
-                continue
-            seen.add(ident)
-            pairs = self._pairs[ident] or ()
-            if len(pairs) != len(self._obj[ident]):
-                return True
-            stack.extend(self._kids[ident])
-        return False
 
     def _wanted_name(self, ident: int, label: str) -> str:
         title = self._obj[ident].get("title")

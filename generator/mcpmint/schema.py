@@ -13,7 +13,10 @@ part of a reference cycle is inlined; one into a cycle becomes `#/$defs/<Name>` 
 root, so recursive specs stay finite without losing their shape.
 
 Converted schemas are built as fresh dicts and never mutated afterwards, so one converted body
-can be shared by every place that inlines it; `SchemaRoot.convert` and `finish` hand out copies.
+can be shared by every place that inlines it. `SchemaRoot.convert` hands out a copy: a whole
+one in input mode (frontends edit input schemas); in output mode only its top level, because
+what lies below is finished, split and compacted once and shared by every output root that
+holds it (nothing changes an output schema after the build).
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ from jsonschema import Draft202012Validator  # type: ignore[import-untyped, unus
 from referencing.exceptions import Unresolvable
 
 from mcpmint import refs
-from mcpmint.compact import compact
+from mcpmint.compact import Interner, compact
 from mcpmint.diagnostics import DiagnosticSink
 from mcpmint.jsontext import SCALAR_TYPES
 
@@ -184,7 +187,7 @@ class SchemaRoot:
         self._needed |= needed
         result = self._converter.finalize(raw)
         if isinstance(result, dict):
-            return result
+            return dict(result) if self._converter.output else result  # shared below the top
         return dict(_as_object(result))
 
     def finish(self, root: dict[str, Any]) -> dict[str, Any]:
@@ -200,8 +203,9 @@ class SchemaRoot:
         if defs:
             merged = {**result.get("$defs", {}), **defs}
             result["$defs"] = {name: merged[name] for name in sorted(merged)}
-        split: dict[str, Any] = _split_type_lists(result, self._converter.split_defs)
-        return compact(split)
+        converter = self._converter
+        split: dict[str, Any] = _split_type_lists(result, converter.split)
+        return compact(split, interner=converter.interner)
 
 
 class _RefGraph:
@@ -246,8 +250,15 @@ class _ModeConverter:
         self._needs: list[set[str]] = []
         self._deepest = 0
         self._finalized_defs: dict[str, Any] = {}
-        # id(body) -> (body, its split form): the body is held, so its id is never reused.
-        self._split_defs: dict[int, tuple[Any, Any]] = {}
+        # Output mode: every node finished (`_finalize`) or split (`_split_type_lists`) so
+        # far, by identity, with what became of it; and the compaction's table of subschemas
+        # (compact.Interner). A response schema is mostly components, inlined: GitHub's
+        # `repository` is in hundreds of them, and is finished, split and compacted once.
+        # Each entry holds its node, so the id is never reused; nothing after the build
+        # changes an output schema (compaction and the budget cut build new objects).
+        self.finished: dict[int, tuple[Any, Any]] | None = {} if output else None
+        self.split: dict[int, tuple[Any, Any]] | None = {} if output else None
+        self.interner: Interner | None = Interner() if output else None
 
     # -- entry points ---------------------------------------------------------------------
 
@@ -304,23 +315,17 @@ class _ModeConverter:
             self._finalized_defs.pop(target, None)
 
     def finalize(self, raw: Any) -> Any:
-        return _finalize(raw, output=self.output)
+        return _finalize(raw, output=self.output, shared=self.finished)
 
     def _finalized_def(self, target: str) -> Any:
         # The same `$defs` body serves many tools; finish it once. An input root gets a copy
         # (frontends edit input schemas); output roots share it, and its split form
-        # (`split_defs`): Stripe's 468 responses each carry the same 92-schema cycle, and
-        # copying and splitting it per root was a fifth of the build. Nothing after the build
-        # changes an output schema (compaction and the budget cut build new objects).
+        # (`split`): Stripe's 468 responses each carry the same 92-schema cycle, and
+        # copying and splitting it per root was a fifth of the build.
         if target not in self._finalized_defs:
             self._finalized_defs[target] = self.finalize(self._bodies[target][0])
         body = self._finalized_defs[target]
         return body if self.output else _copy_data(body)
-
-    @property
-    def split_defs(self) -> dict[int, tuple[Any, Any]] | None:
-        """`$defs` bodies already split (`_split_type_lists`), by identity; output mode only."""
-        return self._split_defs if self.output else None
 
     # -- diagnostics ----------------------------------------------------------------------
 
@@ -1091,19 +1096,31 @@ _KEYS_BY_TYPE: Final = {
 _KEYS_BY_TYPE_INTEGER: Final = _KEYS_BY_TYPE["number"]
 
 
-def _split_type_lists(node: Any, split_defs: dict[int, tuple[Any, Any]] | None = None) -> Any:
+def _split_type_lists(node: Any, shared: dict[int, tuple[Any, Any]] | None = None) -> Any:
     """Every `type: [a, b]` as `anyOf: [{type: a, ...}, {type: b, ...}]`, recursively.
 
     Both are JSON Schema 2020-12, but clients that map tool schemas onto single-type dialects
     (and the MCP Inspector's strict mode) reject type lists; `anyOf` is understood everywhere.
     Keywords that apply to one type go into that type's branch; the rest stay outside.
-    `split_defs` reuses (and records) the split form of `$defs` bodies shared between roots.
+    `shared` reuses (and records) the split form of each node by identity (output mode: the
+    nodes are shared between roots, and the result may be too).
     """
     if not isinstance(node, dict):
         return node
-    out = _map_subschemas(node, _split_type_lists)
+    if shared is not None:
+        found = shared.get(id(node))
+        if found is not None and found[0] is node:
+            return found[1]
+    split = _split_node(node, shared)
+    if shared is not None:
+        shared[id(node)] = (node, split)
+    return split
+
+
+def _split_node(node: dict[str, Any], shared: dict[int, tuple[Any, Any]] | None) -> Any:
+    out = _map_subschemas(node, lambda sub: _split_type_lists(sub, shared))
     if isinstance(out.get("$defs"), dict):
-        out["$defs"] = {name: _split_shared(sub, split_defs) for name, sub in out["$defs"].items()}
+        out["$defs"] = {name: _split_type_lists(sub, shared) for name, sub in out["$defs"].items()}
     kinds = out.get("type")
     if not isinstance(kinds, list):
         return out
@@ -1150,22 +1167,28 @@ def _accepts(schema: dict[str, Any], value: Any) -> bool:
 # -- finishing: copy, close objects, drop read-only / write-only properties ---------------------
 
 
-def _finalize(node: Any, *, output: bool) -> Any:
-    """A private copy of a converted schema with the per-mode rules that must come after
-    merging: input closes declared objects and drops read-only properties; output drops
-    write-only properties."""
+def _finalize(node: Any, *, output: bool, shared: dict[int, tuple[Any, Any]] | None = None) -> Any:
+    """A copy of a converted schema with the per-mode rules that must come after merging:
+    input closes declared objects and drops read-only properties; output drops write-only
+    properties. Without `shared` the copy is private; with it (output mode), each node's
+    copy is made once and shared by whoever finishes that node again."""
     if not isinstance(node, dict):
         return node
+    if shared is not None:
+        found = shared.get(id(node))
+        if found is not None and found[0] is node:
+            return found[1]
     out: dict[str, Any] = {}
     for key, value in node.items():
         if key in _SCHEMA_MAP_KEYS and isinstance(value, dict):
             out[key] = {
-                name: _as_object(_finalize(sub, output=output)) for name, sub in value.items()
+                name: _as_object(_finalize(sub, output=output, shared=shared))
+                for name, sub in value.items()
             }
         elif key in _SCHEMA_LIST_KEYS and isinstance(value, list):
-            out[key] = [_as_object(_finalize(sub, output=output)) for sub in value]
+            out[key] = [_as_object(_finalize(sub, output=output, shared=shared)) for sub in value]
         elif key in _SCHEMA_KEYS:
-            out[key] = _finalize(value, output=output)
+            out[key] = _finalize(value, output=output, shared=shared)
         else:
             out[key] = _copy_data(value)
     if output:
@@ -1173,6 +1196,8 @@ def _finalize(node: Any, *, output: bool) -> Any:
     else:
         _close(out)
         _drop_flagged_properties(out, "readOnly")
+    if shared is not None:
+        shared[id(node)] = (node, out)
     return out
 
 
@@ -1244,17 +1269,6 @@ def _json_value(value: Any, depth: int) -> Any:
     if isinstance(value, list | tuple):
         return [_json_value(v, depth + 1) for v in value]
     raise _NotJson(f"a {type(value).__name__}")
-
-
-def _split_shared(body: Any, split_defs: dict[int, tuple[Any, Any]] | None) -> Any:
-    if split_defs is None:
-        return _split_type_lists(body)
-    found = split_defs.get(id(body))
-    if found is not None and found[0] is body:
-        return found[1]
-    split = _split_type_lists(body)
-    split_defs[id(body)] = (body, split)
-    return split
 
 
 def _copy_data(value: Any) -> Any:
