@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 from typing import Any
 
 import pytest
+from pathable.accessors import SubscriptableAccessor
 
 from mcpmint import strictcheck, validate
 from mcpmint.diagnostics import DiagnosticSink, Level
@@ -303,6 +305,53 @@ def test_the_fast_document_schema_check_changes_no_finding(
     slow = validate.findings(document, version)
 
     assert [d.render() for d in fast] == [d.render() for d in slow]
+
+
+@pytest.mark.parametrize("entry_file", fast_cases())
+def test_the_plain_subscript_step_changes_no_finding(
+    entry_file: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # pathable's step without its Protocol check (strictcheck._plain_subnodes) must walk the
+    # document exactly as pathable's own does, and be put back afterwards.
+    root = CORPUS / entry_file.split("/")[0] if "/" in entry_file else None
+    document = load_document(CORPUS / entry_file, DiagnosticSink(), root=root)
+    assert document is not None
+    version = validate._detect_version(document, DiagnosticSink())
+    assert version is not None
+    own_step = vars(SubscriptableAccessor)["_get_subnode"]
+
+    fast = validate.findings(document, version)
+    assert vars(SubscriptableAccessor)["_get_subnode"] is own_step
+    monkeypatch.setattr(strictcheck, "_plain_subnodes", contextlib.nullcontext)
+    slow = validate.findings(document, version)
+
+    assert [d.render() for d in fast] == [d.render() for d in slow]
+
+
+def test_the_plain_subscript_step_is_used_while_validating(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    spec = tmp_path / "spec.yaml"
+    spec.write_text("openapi: 3.0.3\n" + BODY, encoding="utf-8")
+    document = load_document(spec, DiagnosticSink())
+    assert document is not None
+    steps: list[str] = []
+    own = vars(SubscriptableAccessor)["_get_subnode"]
+
+    def counting(cls: Any, node: Any, part: Any) -> Any:
+        steps.append("own")
+        return own.__func__(cls, node, part)
+
+    monkeypatch.setattr(SubscriptableAccessor, "_get_subnode", classmethod(counting))
+    with strictcheck._plain_subnodes():
+        assert SubscriptableAccessor._get_subnode({"a": 1}, "a") == 1
+        assert SubscriptableAccessor._get_subnode([5, 6], 1) == 6
+        with pytest.raises(KeyError):
+            SubscriptableAccessor._get_subnode({"a": 1}, "b")
+        assert steps == []  # dicts and lists never reach pathable's own step
+        SubscriptableAccessor._get_subnode("text", 0)  # anything else still does
+        assert steps == ["own"]
+    assert vars(SubscriptableAccessor)["_get_subnode"].__func__ is counting
 
 
 def test_the_fast_check_tells_valid_from_invalid(tmp_path: Path) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 # jsonschema ships no type hints; `unused-ignore` keeps this clean once types-jsonschema is in.
@@ -26,6 +27,7 @@ from openapi_spec_validator import (
 )
 from openapi_spec_validator.schemas.utils import get_schema_content
 from openapi_spec_validator.validation import SpecValidator, keywords
+from pathable.accessors import SubscriptableAccessor
 
 from .diagnostics import DiagnosticSink
 from .load import RawDocument
@@ -230,7 +232,49 @@ def _meta_schema(version: str) -> Any:
     return get_schema_content(version)
 
 
+@contextmanager
+def _plain_subnodes() -> Iterator[None]:
+    """pathable's subscript step without its Protocol check, for dicts and lists.
+
+    openapi-spec-validator walks the document through jsonschema-path, whose every step asks
+    `isinstance(node, Subscriptable)`, a runtime-checkable Protocol; Python 3.11 answers that
+    by collecting the protocol's attributes again each time: a quarter of validating GitHub's
+    spec (128,000 checks). A parsed document's containers are dicts and lists, which are
+    Subscriptable, so for them the step is the same lookup without the check; any other node
+    takes pathable's own. Restored when the block ends; left alone when pathable's layout is
+    not the one this was written for (then validation is only slower).
+    """
+    original = vars(SubscriptableAccessor).get("_get_subnode")
+    if not isinstance(original, classmethod):
+        yield
+        return
+    own = original.__func__
+
+    def get_subnode(cls: Any, node: Any, part: Any) -> Any:
+        if type(node) is dict or type(node) is list:
+            try:
+                return node[part]
+            except (KeyError, IndexError, TypeError) as exc:
+                raise KeyError(part) from exc
+        return own(cls, node, part)
+
+    _set_subnode(classmethod(get_subnode))
+    try:
+        yield
+    finally:
+        _set_subnode(original)
+
+
+def _set_subnode(step: classmethod[Any, Any, Any]) -> None:
+    setattr(SubscriptableAccessor, "_get_subnode", step)  # noqa: B010 (typed as a function)
+
+
 def report_findings(doc: RawDocument, version: SpecVersion, sink: DiagnosticSink) -> None:
+    with _plain_subnodes():
+        _report_findings(doc, version, sink)
+
+
+def _report_findings(doc: RawDocument, version: SpecVersion, sink: DiagnosticSink) -> None:
     reported = 0
     try:
         for error in _validator(version, doc.data).iter_errors():
