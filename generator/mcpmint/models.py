@@ -246,11 +246,19 @@ def merge_modules(sources: list[str]) -> str:
         if isinstance(statement, ast.ImportFrom)
         for alias in statement.names
     }
-    defined: dict[str, str] = {}  # class name -> `ast.dump` of its definition, as kept
+    defined: dict[str, ast.stmt] = {}  # class name -> its definition, as kept
+    dumps: dict[str, str] = {}  # class name -> `ast.dump` of that, made when first compared
+
+    def kept_dump(name: str) -> str:
+        if name not in dumps:
+            dumps[name] = ast.dump(defined[name])
+        return dumps[name]
+
     taken: set[str] = set(imported)
     body: list[str] = []
     for index, (source, tree) in enumerate(zip(sources, trees, strict=True), start=1):
         lines = source.splitlines(keepends=True)
+        texts = {id(node): _statement_text(node, lines) for node in tree.body}
         classes = [node for node in tree.body if isinstance(node, ast.ClassDef)]
         taken.update(node.name for node in classes)
         renames: dict[str, str] = {}
@@ -261,7 +269,8 @@ def merge_modules(sources: list[str]) -> str:
                 if node.name in renames:
                     continue
                 clash = node.name in imported or (
-                    node.name in defined and defined[node.name] != ast.dump(_renamed(node, renames))
+                    node.name in defined
+                    and kept_dump(node.name) != ast.dump(_renamed(node, renames, texts[id(node)]))
                 )
                 if clash:
                     renames[node.name] = naming.unique(f"{node.name}G{index}", taken)
@@ -269,17 +278,14 @@ def merge_modules(sources: list[str]) -> str:
         for statement in tree.body:
             if isinstance(statement, ast.ImportFrom):
                 continue
-            final = _renamed(statement, renames)
+            final = _renamed(statement, renames, texts[id(statement)])
             name = final.name if isinstance(final, ast.ClassDef) else None
             if name is not None and name in defined:
                 continue  # the same class, kept from an earlier module
             if name is not None:
-                defined[name] = ast.dump(final)
+                defined[name] = final
             if final is statement:  # top-level statements are whole lines: copied as written
-                first = min(
-                    n.lineno for n in [statement, *getattr(statement, "decorator_list", [])]
-                )
-                body.append("".join(lines[first - 1 : statement.end_lineno]).rstrip())
+                body.append(texts[id(statement)].rstrip())
             else:
                 body.append(ast.unparse(final))
     sections: list[list[str]] = [[], [], []]  # __future__, the standard library, the others
@@ -295,8 +301,17 @@ def _alias_text(alias: ast.alias) -> str:
     return f"{alias.name} as {alias.asname}" if alias.asname else alias.name
 
 
-def _renamed(node: ast.stmt, renames: Mapping[str, str]) -> ast.stmt:
-    """A copy of `node` with the names in `renames` replaced (class names and references)."""
+def _statement_text(statement: ast.stmt, lines: list[str]) -> str:
+    """A top-level statement's source: its whole lines, decorators included."""
+    first = min(n.lineno for n in [statement, *getattr(statement, "decorator_list", [])])
+    return "".join(lines[first - 1 : statement.end_lineno])
+
+
+def _renamed(node: ast.stmt, renames: Mapping[str, str], text: str) -> ast.stmt:
+    """A copy of `node` (whose source is `text`) with the names in `renames` replaced (class
+    names and references)."""
+    if not any(name in text for name in renames):  # a name in the tree is in the text
+        return node
     touched = any(
         (isinstance(item, ast.ClassDef) and item.name in renames)
         or (isinstance(item, ast.Name) and item.id in renames)
