@@ -16,9 +16,10 @@ import pytest
 import yaml
 
 from mcpmint import models
-from mcpmint.diagnostics import DiagnosticSink
-from mcpmint.pipeline import build
+from mcpmint.diagnostics import Aborted, DiagnosticSink
+from mcpmint.pipeline import build, build_with_inputs
 
+from .conftest import CORPUS, corpus_rows
 from .test_fast_generation import cold, run, tree_digest
 
 OPERATIONS = 40
@@ -205,3 +206,195 @@ def test_merge_modules_renames_through_references_until_nothing_clashes() -> Non
     assert module.Other.model_fields["label"].default == "Owner"  # a string: not renamed
     assert module.Owner.model_validate({}).a == 1  # pydantic's Field, not the class
     assert module.FieldG2.model_validate({"other": {"pet": {"owner": {"b": "y"}}}}).other
+
+
+# ------------------------------------------------------------------------- plain classes
+_PLAIN_SCHEMAS: dict[str, Any] = {
+    "EmptyArguments": {"type": "object", "additionalProperties": False, "properties": {}},
+    "NoPropertiesArguments": {"type": "object", "additionalProperties": False},
+    "ScalarsArguments": {
+        "type": "object",
+        "additionalProperties": False,
+        "properties": {
+            "b": {"type": "boolean"},
+            "a": {"type": "number"},
+            "count": {"type": "integer"},
+            "name": {"type": "string"},
+        },
+        "required": ["name", "a"],
+    },
+    "EnumsArguments": {
+        "type": "object",
+        "additionalProperties": False,
+        "properties": {
+            "state": {"type": "string", "enum": ["open", "closed", "all", "open"]},
+            "one": {"type": "string", "enum": ["x"]},
+            "spaced": {"type": "string", "enum": ["a b", "ünï", "/docs"]},
+        },
+        "required": ["one"],
+    },
+    "ListsAndNullsArguments": {
+        "type": "object",
+        "additionalProperties": False,
+        "properties": {
+            "tags": {"type": "array", "items": {"type": "string"}},
+            "ids": {"type": "array", "items": {"type": "integer"}},
+            "note": {"anyOf": [{"type": "string"}, {"type": "null"}]},
+            "size": {"anyOf": [{"type": "number"}, {"type": "null"}]},
+        },
+        "required": ["ids", "note"],
+    },
+}
+
+
+def _generator_classes(defs: dict[str, Any]) -> dict[str, str]:
+    """Each class datamodel-code-generator writes for `defs`, by name, as text."""
+    source, found = models._generate(json.dumps({"$defs": defs}, sort_keys=True), "test")
+    assert found == [] and source
+    blocks = (block.strip() for block in source.split("\n\n\n"))
+    return {b.split("(", 1)[0][len("class ") :]: b + "\n" for b in blocks if b.startswith("class ")}
+
+
+def test_plain_classes_are_what_datamodel_code_generator_writes() -> None:
+    theirs = _generator_classes(_PLAIN_SCHEMAS)
+    for name, schema in _PLAIN_SCHEMAS.items():
+        assert models.plain_class(name, schema) == theirs[name], name
+
+
+@pytest.mark.parametrize(
+    "field",
+    [
+        {"weird-name": {"type": "string"}},
+        {"Upper": {"type": "string"}},
+        {"_private": {"type": "string"}},
+        {"class": {"type": "string"}},
+        {"match": {"type": "string"}},
+        {"json": {"type": "string"}},
+        {"copy": {"type": "string"}},
+        {"model_name": {"type": "string"}},
+        {"str": {"type": "string"}},
+        {"Literal": {"type": "string"}},
+        {"q": {"type": "string", "enum": ["it's"]}},
+        {"q": {"type": "string", "enum": ['say "hi"']}},
+        {"q": {"type": "string", "enum": ["back\\slash"]}},
+        {"q": {"type": "string", "enum": ["new\nline"]}},
+        {"q": {"type": "string", "enum": []}},
+        {"q": {"type": "integer", "enum": [1, 2]}},
+        {"q": {"anyOf": [{"type": "null"}, {"type": "string"}]}},
+        {"q": {"type": "array"}},
+        {"q": {"type": "array", "items": {"type": "object"}}},
+        {"q": {"type": "object"}},
+        {"q": {"$ref": "#/$defs/Tag"}},
+        {"q": {"type": "string", "const": "x"}},
+        {"q": {"type": ["string", "null"]}},
+    ],
+    ids=repr,
+)
+def test_a_field_that_is_not_plain_leaves_the_class_to_datamodel_code_generator(
+    field: dict[str, Any],
+) -> None:
+    schema = {"type": "object", "additionalProperties": False, "properties": field}
+    assert models.plain_class("ToolArguments", schema) is None
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [
+        {"type": "object", "properties": {"a": {"type": "string"}}},  # open: results
+        {"type": "object", "additionalProperties": True, "properties": {}},
+        {"type": "object", "additionalProperties": False, "required": ["missing"]},
+        {"type": "object", "additionalProperties": False, "anyOf": [{"required": ["a"]}]},
+        {"type": "array", "items": {"type": "string"}},
+    ],
+    ids=repr,
+)
+def test_a_class_that_is_not_a_closed_object_of_plain_fields_is_not_plain(schema: Any) -> None:
+    assert models.plain_class("ToolArguments", schema) is None
+
+
+def test_a_class_name_that_is_not_an_identifier_is_not_written() -> None:
+    schema = _PLAIN_SCHEMAS["ScalarsArguments"]
+    assert models.plain_class("ScalarsArguments", schema) is not None
+    for name in ("Bad Name", "X(BaseModel):\n    pass\nclass Y", "class", "1Arguments"):
+        assert models.plain_class(name, schema) is None
+
+
+def test_every_name_of_pydantics_base_model_is_refused_as_a_field() -> None:
+    public = {n for n in dir(pydantic.BaseModel) if not n.startswith(("_", "model_"))}
+    assert public <= models._TAKEN_NAMES
+
+
+def _corpus_cases() -> list[Any]:
+    return [
+        pytest.param(
+            CORPUS / row["entry_file"],
+            CORPUS / row["entry_file"].split("/")[0] if "/" in row["entry_file"] else None,
+            id=row["name"],
+            marks=[pytest.mark.slow] if int(row["size_bytes"]) > 1_000_000 else [],
+        )
+        for row in corpus_rows()
+    ]
+
+
+@pytest.mark.parametrize(("spec", "root"), _corpus_cases())
+def test_every_plain_class_of_the_corpus_is_what_datamodel_code_generator_writes(
+    spec: Path, root: Path | None
+) -> None:
+    try:
+        server, _ = build_with_inputs(spec, DiagnosticSink(), root=root, allow_partial=True)
+    except Aborted:  # a spec no tool can be made of has no models either
+        return
+    document, names = models._combined_schema(server, True)
+    defs = document["$defs"]
+    ours = {
+        name: text
+        for pair in names.values()
+        for name in pair
+        if name and (text := models.plain_class(name, defs[name])) is not None
+    }
+    if ours:
+        theirs = _generator_classes({name: defs[name] for name in ours})
+        assert {n: t for n, t in ours.items() if theirs.get(n) != t} == {}
+
+
+def test_a_changed_plain_tool_is_written_again_without_the_generator(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(models, "GROUP_MIN_TOOLS", 1)
+    monkeypatch.setattr(models, "GROUPS", 4)
+    calls: list[str] = []
+    original = models._generate
+
+    def counting(text: str, location: str) -> Any:
+        calls.append(text)
+        return original(text, location)
+
+    monkeypatch.setattr(models, "_generate", counting)
+    work = tmp_path / "work"
+    work.mkdir()
+    document = yaml.safe_load(_spec())
+    for index in range(5):  # plain tools beside the others: only query parameters
+        document["paths"][f"/plain{index}"] = {
+            "get": {
+                "operationId": f"listPlain{index}",
+                "parameters": [{"name": "q", "in": "query", "schema": {"type": "string"}}],
+                "responses": {"204": {"description": "done"}},
+            }
+        }
+    (work / "spec.yaml").write_text(yaml.safe_dump(document, sort_keys=False), encoding="utf-8")
+    run(work / "spec.yaml", work / "out")
+    models_py = next((work / "out").rglob("_generated/models.py")).read_text(encoding="utf-8")
+    assert "class ListPlain3Arguments(BaseModel):" in models_py
+    assert not any("ListPlain" in text for text in calls)  # written here, not generated
+    calls.clear()
+
+    added = {"name": "page", "in": "query", "schema": {"type": "integer"}}
+    document["paths"]["/plain3"]["get"]["parameters"].append(added)
+    changed = yaml.safe_dump(document, sort_keys=False)
+    (work / "spec.yaml").write_text(changed, encoding="utf-8")
+    run(work / "spec.yaml", work / "out")
+
+    assert calls == []  # no group changed: the generator did not run
+    models_py = next((work / "out").rglob("_generated/models.py")).read_text(encoding="utf-8")
+    assert "page: int | None = None" in models_py
+    assert tree_digest(work / "out") == cold(changed, tmp_path / "cold")

@@ -15,8 +15,11 @@ keeps them to handler tools there (largeapi.result_models_for).
 from __future__ import annotations
 
 import ast
+import builtins
 import hashlib
 import json
+import keyword
+import re
 import sys
 import warnings
 from collections.abc import Mapping
@@ -125,15 +128,19 @@ class PendingModels:
         (background.py), when the server is large enough for that to pay."""
         document, self.names = _combined_schema(server, every_result)
         self.server, self.cache, self.every_result = server, cache, every_result
+        # Plain classes are written here; datamodel-code-generator makes the others.
+        self.plain, rest = plain_classes(document["$defs"], self.names)
         groups = GROUPS if len(server.tools) >= GROUP_MIN_TOOLS else 1
-        texts = [json.dumps(part, sort_keys=True) for part in _split(document, self.names, groups)]
+        texts = [json.dumps(part, sort_keys=True) for part in _split(document, rest, groups)]
         self.keys = [
             cache_key("models", hashlib.sha256(text.encode("utf-8")).hexdigest(), *_LIBRARIES)
             for text in texts
         ]
-        # Several groups are merged once, and the merged module is kept too ("models_merged",
-        # by the groups' keys), so a run where no group changed reads it instead of merging.
-        self.merged_key = cache_key("models_merged", self.keys) if len(self.keys) > 1 else ""
+        # Several modules are merged once, and the merged module is kept too ("models_merged",
+        # by the groups' keys and the plain classes), so a run where none changed reads it.
+        modules = len(self.keys) + (1 if self.plain else 0)
+        plain_digest = hashlib.sha256(self.plain.encode("utf-8")).hexdigest()
+        self.merged_key = cache_key("models_merged", self.keys, plain_digest) if modules > 1 else ""
         stored = [cache.get("models", key) if cache is not None else None for key in self.keys]
         merged = cache.get("models_merged", self.merged_key) if cache and self.merged_key else None
         # A stored entry is audited like a fresh one: the cache folder is not trusted more
@@ -170,6 +177,8 @@ class PendingModels:
         sources = [source for source in self.sources if source]
         if len(sources) < len(self.sources):
             return ""  # the errors are in the sink
+        if self.plain:
+            sources.insert(0, self.plain)
         if self.merged is not None:
             source = self.merged
         elif len(sources) == 1:
@@ -186,8 +195,152 @@ class PendingModels:
                 f"typed models: classes missing: {missing[:5]}",
             )
             return ""
-        body = source.split("from __future__ import annotations", 1)[-1]
+        body = source.split("from __future__ import annotations", 1)[-1].rstrip("\n")
         return "from __future__ import annotations\n" + body + _registry(names, self.every_result)
+
+
+# --------------------------------------------------------------------- plain classes
+# A tool's arguments are most often a closed object of plain fields (GitHub: 960 of 1,223):
+# strings, numbers, booleans, string enums, lists of those, a value or null. For such a class
+# datamodel-code-generator's output is fixed text, which `plain_class` writes itself, the same
+# text (tests/test_model_groups.py compares both on every corpus spec): a millisecond of its
+# run each, and most of the typed models' time on a large API.
+
+_PLAIN_TYPES: dict[str, str] = {
+    "string": "str",
+    "integer": "int",
+    "number": "float",
+    "boolean": "bool",
+}
+_PLAIN_NAME = re.compile(r"[a-z][a-z0-9_]*")
+# Field names datamodel-code-generator would rename or that would shadow what the class body
+# uses: pydantic's `BaseModel` attributes (besides `model_*`; a test keeps this list whole),
+# builtins (`str`, `list`, ...), the imports.
+_BASE_MODEL_NAMES = (
+    "construct copy dict from_orm json parse_file parse_obj parse_raw schema schema_json "
+    "update_forward_refs validate"
+)
+_IMPORTED_NAMES = "annotations Any Literal BaseModel ConfigDict Field RootModel"
+_TAKEN_NAMES = frozenset([*dir(builtins), *_BASE_MODEL_NAMES.split(), *_IMPORTED_NAMES.split()])
+_PLAIN_HEADER = "from __future__ import annotations\n\n"
+# How datamodel-code-generator closes an object (`additionalProperties: false`).
+_CLOSED = ("    model_config = ConfigDict(", "        extra='forbid',", "    )")
+
+
+def plain_classes(
+    defs: dict[str, Any], names: Mapping[str, tuple[str, str]]
+) -> tuple[str, dict[str, tuple[str, str]]]:
+    """The module of every tool class in `defs` that `plain_class` can write (taken out of
+    `defs`), and `names` with those classes left out (what datamodel-code-generator makes)."""
+    written: list[str] = []
+    rest: dict[str, tuple[str, str]] = {}
+    for tool, pair in names.items():
+        kept = []
+        for class_name in pair:
+            text = plain_class(class_name, defs[class_name]) if class_name else None
+            if text is None:
+                kept.append(class_name)
+            else:
+                written.append(text)
+                del defs[class_name]
+                kept.append("")
+        rest[tool] = (kept[0], kept[1])
+    if not written:
+        return "", rest
+    body = "\n\n".join(written)
+    imports = ["from pydantic import BaseModel, ConfigDict\n"]
+    if "Literal[" in body:
+        imports.insert(0, "from typing import Literal\n\n")
+    return _PLAIN_HEADER + "".join(imports) + "\n\n" + body, rest
+
+
+def plain_class(name: str, schema: Any) -> str | None:
+    """The source datamodel-code-generator writes for the closed object `schema` (structural
+    keywords only) as class `name`, when every field is plain; else None."""
+    if not isinstance(schema, dict) or set(schema) - {
+        "type",
+        "properties",
+        "required",
+        "additionalProperties",
+    }:
+        return None
+    if schema.get("type") != "object" or schema.get("additionalProperties") is not False:
+        return None
+    if not name.isidentifier() or keyword.iskeyword(name):  # the tool's class: checked again
+        return None
+    properties = schema.get("properties", {})
+    required = schema.get("required", [])
+    if not isinstance(properties, dict) or not isinstance(required, list):
+        return None
+    if not set(required) <= set(properties) or len(set(required)) != len(required):
+        return None
+    lines = [f"class {name}(BaseModel):", *_CLOSED]
+    for field in sorted(properties):
+        annotation = _plain_annotation(properties[field])
+        if annotation is None or not _plain_field_name(field):
+            return None
+        if field in required:
+            lines.append(f"    {field}: {annotation}")
+        elif annotation.endswith(" | None"):
+            lines.append(f"    {field}: {annotation} = None")
+        else:
+            lines.append(f"    {field}: {annotation} | None = None")
+    return "\n".join(lines) + "\n"
+
+
+def _plain_field_name(name: str) -> bool:
+    return (
+        _PLAIN_NAME.fullmatch(name) is not None
+        and not keyword.iskeyword(name)
+        and not keyword.issoftkeyword(name)
+        and not name.startswith("model_")
+        and name not in _TAKEN_NAMES
+    )
+
+
+def _plain_annotation(schema: Any) -> str | None:
+    """`str`, `int`, `float`, `bool`, `Literal['a', 'b']`, `list[...]` of one of those, or
+    one of those `| None`; None for anything else."""
+    if not isinstance(schema, dict):
+        return None
+    if set(schema) == {"anyOf"}:
+        options = schema["anyOf"]
+        if (
+            isinstance(options, list)
+            and len(options) == 2
+            and options[1] == {"type": "null"}
+            and isinstance(options[0], dict)
+            and set(options[0]) == {"type"}
+        ):
+            inner = (
+                _PLAIN_TYPES.get(options[0]["type"])
+                if isinstance(options[0]["type"], str)
+                else None
+            )
+            return f"{inner} | None" if inner is not None else None
+        return None
+    kind = schema.get("type")
+    if not isinstance(kind, str):
+        return None
+    if set(schema) == {"type"}:
+        return _PLAIN_TYPES.get(kind)
+    if set(schema) == {"type", "enum"} and kind == "string":
+        values = schema["enum"]
+        if isinstance(values, list) and values and all(_plain_value(v) for v in values):
+            return "Literal[" + ", ".join(repr(v) for v in values) + "]"
+        return None
+    if set(schema) == {"type", "items"} and kind == "array":
+        items = schema["items"]
+        if isinstance(items, dict) and set(items) == {"type"} and isinstance(items["type"], str):
+            inner = _PLAIN_TYPES.get(items["type"])
+            return f"list[{inner}]" if inner is not None else None
+    return None
+
+
+def _plain_value(value: Any) -> bool:
+    """A string whose repr is itself in quotes (no quote, backslash or unprintable character):
+    written the same way by both."""
+    return type(value) is str and value.isprintable() and not any(c in value for c in "'\"\\")
 
 
 def _split(
@@ -247,6 +400,7 @@ def merge_modules(sources: list[str]) -> str:
         for alias in statement.names
     }
     defined: dict[str, ast.stmt] = {}  # class name -> its definition, as kept
+    classes_at: list[bool] = []  # whether each piece of `body` is a class
     dumps: dict[str, str] = {}  # class name -> `ast.dump` of that, made when first compared
 
     def kept_dump(name: str) -> str:
@@ -288,13 +442,20 @@ def merge_modules(sources: list[str]) -> str:
                 body.append(texts[id(statement)].rstrip())
             else:
                 body.append(ast.unparse(final))
+            classes_at.append(isinstance(final, ast.ClassDef))
     sections: list[list[str]] = [[], [], []]  # __future__, the standard library, the others
     for module, imported in sorted(imports.items()):
         top = module.split(".")[0]
         section = 0 if top == "__future__" else 1 if top in sys.stdlib_module_names else 2
         sections[section].append(f"from {module} import {', '.join(sorted(imported))}\n")
     head = "\n".join("".join(lines) for lines in sections if lines)
-    return head + "\n\n" + "\n\n\n".join(body) + "\n"
+    # Two blank lines around a class; statements that follow each other (`X.model_rebuild()`)
+    # stay on consecutive lines, as in one module.
+    text = body[0] if body else ""
+    for index in range(1, len(body)):
+        together = not classes_at[index] and not classes_at[index - 1]
+        text += ("\n" if together else "\n\n\n") + body[index]
+    return head + "\n\n" + text + "\n"
 
 
 def _alias_text(alias: ast.alias) -> str:

@@ -6,10 +6,6 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, RootModel
 
 
-class AnyValue(RootModel[Any]):
-    root: Any
-
-
 class AddNoteArguments(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
@@ -17,10 +13,6 @@ class AddNoteArguments(BaseModel):
     customer_id: str
     request_id: str | None = None
     text: str
-
-
-class AddNoteResult(BaseModel):
-    note_id: str | None = None
 
 
 class GetCustomerArguments(BaseModel):
@@ -31,18 +23,26 @@ class GetCustomerArguments(BaseModel):
     expand: bool | None = None
 
 
-class GetCustomerResult(BaseModel):
-    id: str | None = None
-    name: str | None = None
-    tier: str | None = None
-
-
 class ScoreLeadArguments(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
     )
     company: str
     employees: int | None = None
+
+
+class AnyValue(RootModel[Any]):
+    root: Any
+
+
+class AddNoteResult(BaseModel):
+    note_id: str | None = None
+
+
+class GetCustomerResult(BaseModel):
+    id: str | None = None
+    name: str | None = None
+    tier: str | None = None
 
 
 class ScoreLeadResult(BaseModel):

@@ -6,6 +6,36 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, RootModel
 
 
+class ListPetsArguments(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    limit: int | None = None
+
+
+class SupportGetTicketArguments(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    ticket_id: str
+
+
+class SupportOpenTicketArguments(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    pet_id: str | None = None
+    priority: Literal["low", "normal", "urgent"] | None = None
+    summary: str
+
+
+class SupportSuggestReplyArguments(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    ticket_id: str
+
+
 class AnyValue(RootModel[Any]):
     root: Any
 
@@ -23,13 +53,6 @@ class GetPetResult(BaseModel):
     tag: str | None = None
 
 
-class ListPetsArguments(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    limit: int | None = None
-
-
 class ResultItem(BaseModel):
     id: int | None = None
     name: str | None = None
@@ -40,37 +63,14 @@ class ListPetsResult(BaseModel):
     result: list[ResultItem] | None = None
 
 
-class SupportGetTicketArguments(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    ticket_id: str
-
-
 class SupportGetTicketResult(BaseModel):
     status: str | None = None
     summary: str | None = None
     ticket_id: str | None = None
 
 
-class SupportOpenTicketArguments(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    pet_id: str | None = None
-    priority: Literal["low", "normal", "urgent"] | None = None
-    summary: str
-
-
 class SupportOpenTicketResult(BaseModel):
     ticket_id: str | None = None
-
-
-class SupportSuggestReplyArguments(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    ticket_id: str
 
 
 ARGUMENTS: dict[str, type[BaseModel]] = {

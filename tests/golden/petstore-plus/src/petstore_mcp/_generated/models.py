@@ -6,6 +6,20 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, RootModel
 
 
+class ListCategoriesArguments(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+
+
+class ListPetsArguments(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    limit: int | None = None
+    status: Literal["available", "pending", "sold"] | None = None
+
+
 class AnyValue(RootModel[Any]):
     root: Any
 
@@ -77,22 +91,8 @@ class ListAllPetsOwnedSpecificUserIncludingArchivedArguments(BaseModel):
     userId: str
 
 
-class ListCategoriesArguments(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-
-
 class ListCategoriesResult(BaseModel):
     result: list[Category] | None = None
-
-
-class ListPetsArguments(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    limit: int | None = None
-    status: Literal["available", "pending", "sold"] | None = None
 
 
 class Kind3(BaseModel):

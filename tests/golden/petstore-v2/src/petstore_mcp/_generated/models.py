@@ -6,10 +6,6 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, RootModel
 
 
-class AnyValue(RootModel[Any]):
-    root: Any
-
-
 class CreatePetsArguments(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
@@ -21,6 +17,10 @@ class ListPetsArguments(BaseModel):
         extra="forbid",
     )
     limit: int | None = None
+
+
+class AnyValue(RootModel[Any]):
+    root: Any
 
 
 class ResultItem(BaseModel):

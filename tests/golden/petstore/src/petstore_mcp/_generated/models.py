@@ -6,6 +6,13 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, RootModel
 
 
+class ListPetsArguments(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    limit: int | None = None
+
+
 class AnyValue(RootModel[Any]):
     root: Any
 
@@ -17,13 +24,6 @@ class CreatePetsArguments(BaseModel):
     id: int
     name: str
     tag: str | None = None
-
-
-class ListPetsArguments(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    limit: int | None = None
 
 
 class ResultItem(BaseModel):
