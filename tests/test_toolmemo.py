@@ -4,6 +4,7 @@ changes makes it be built again."""
 
 from __future__ import annotations
 
+import datetime
 import json
 from pathlib import Path
 from typing import Any
@@ -11,7 +12,7 @@ from typing import Any
 import pytest
 import yaml
 
-from mcpmint import ir
+from mcpmint import ir, toolmemo
 from mcpmint.compact import Memo, memoized
 from mcpmint.diagnostics import DiagnosticSink
 from mcpmint.pipeline import build
@@ -314,3 +315,26 @@ def test_a_tool_json_cannot_carry_is_built_every_time_and_builds_the_same(
     spec.write_text(dated, encoding="utf-8")
     none = Memo({})
     assert built(spec, none)[0].tools and none.used == {}
+
+
+@pytest.mark.parametrize(
+    ("record", "error"),
+    [
+        ({"example": float("nan")}, ValueError),
+        ({"example": float("inf")}, ValueError),
+        ({"example": (1, 2)}, ValueError),
+        ({"example": datetime.date(2026, 12, 1)}, ValueError),
+        ({"example": 2**70}, TypeError),
+        ({"example": {1: "a"}}, TypeError),
+        ({"example": {"a", "b"}}, TypeError),
+    ],
+    ids=repr,
+)
+def test_a_record_json_cannot_carry_exactly_is_refused(record: Any, error: type) -> None:
+    with pytest.raises(error):
+        toolmemo.record_text(record)
+
+
+def test_a_record_reads_back_as_memo_text_would_write_it() -> None:
+    record = {"tool": {"name": "t", "n": 1, "x": 1.5, "tiny": 1e-05, "s": 'ünï "q"'}, "cut": True}
+    assert json.loads(toolmemo.record_text(record)) == json.loads(toolmemo.memo_text(record))

@@ -24,8 +24,11 @@ import typing
 from collections.abc import Callable
 from typing import Any
 
+import orjson
+
 from . import ir, refs
 from .cache import MemoSlot
+from .jsontext import SCALAR_TYPES
 from .schema import ref_targets
 
 __all__ = [
@@ -35,6 +38,7 @@ __all__ = [
     "decoded",
     "encode_tool",
     "memo_text",
+    "record_text",
     "reusing_tools",
     "tool_memo",
 ]
@@ -78,6 +82,17 @@ def memo_text(data: Any) -> str:
     return json.dumps(
         data, ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=_refuse
     )
+
+
+def record_text(record: Any) -> str:
+    """`memo_text` for JSON data made of dicts, lists and scalars only (an encoded tool): the
+    same meaning, written by orjson, five times faster. Read back and compared, so whatever
+    orjson writes that JSON cannot carry exactly (NaN as null, a date as a string) raises
+    ValueError as `memo_text` does; what it refuses (a big integer, a set) raises TypeError."""
+    text = orjson.dumps(record)  # orjson.JSONEncodeError is a TypeError
+    if orjson.loads(text) != record:
+        raise ValueError("not JSON data that reads back the same")
+    return text.decode("utf-8")
 
 
 class ToolKeys:
@@ -155,11 +170,20 @@ def encode_tool(tool: ir.Tool) -> Any:
 
 
 def _encode(value: Any) -> Any:
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: _encode(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    kind = type(value)
+    if kind is dict or kind is list or kind in SCALAR_TYPES:  # schemas and data: as they are
+        return value
     if isinstance(value, tuple):
         return [_encode(item) for item in value]
+    names = _FIELD_NAMES.get(kind)
+    if names is None and dataclasses.is_dataclass(kind):
+        names = _FIELD_NAMES[kind] = tuple(f.name for f in dataclasses.fields(kind))
+    if names is not None:
+        return {name: _encode(getattr(value, name)) for name in names}
     return value
+
+
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}  # a dataclass -> its fields' names, in order
 
 
 def decode_tool(data: Any) -> ir.Tool:

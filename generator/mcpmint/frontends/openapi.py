@@ -25,7 +25,7 @@ from ..runtime.catalog import RESERVED_HEADERS
 from ..sample import sample_instance
 from ..schema import SchemaConverter, SchemaRoot
 from ..text import clean_text, instruction_like, one_line
-from ..toolmemo import ToolKeys, decoded, encode_tool, memo_text, tool_memo
+from ..toolmemo import ToolKeys, decoded, encode_tool, record_text, tool_memo
 from ..validate import SpecVersion
 from . import common
 
@@ -620,7 +620,7 @@ class _Builder:
                 "cut": len(self.cut_outputs) > cut,
                 "compactions": compactions.touched[looked_up:],
             }
-            memo.used[key] = memo_text(record)
+            memo.used[key] = record_text(record)
         except (TypeError, ValueError):  # not JSON data (a NaN in an example): rebuilt
             return tool
         memo.missed += 1
