@@ -133,3 +133,18 @@ def test_one_second_process_per_run() -> None:
         assert process.started
         later = Background(os.getpid, worth_it=True)  # the process is taken: done here
         assert not later.forked and later.result() == os.getpid()
+
+
+@pytest.mark.usefixtures("fork_allowed")
+def test_a_task_that_cannot_be_sent_leaves_the_next_ones_their_replies() -> None:
+    with background.second_process() as process:
+        process.fork(background._nothing)
+        assert process.submit(lambda: 1) is None  # a lambda cannot be pickled: not sent
+        ticket = process.submit(os.getpid)
+        assert ticket is not None
+        deadline = time.monotonic() + 60
+        while (ticket, 0) not in process._replies and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert (ticket, 0) in process._replies  # tagged with its own ticket, not another's
+        ok, pid = process.reply(ticket)
+        assert ok and pid != os.getpid()

@@ -141,19 +141,26 @@ def test_the_merged_module_validates_like_the_one_run_module(
             assert not _accepts(single, tool, _arguments(i, bad=bad)), (tool, bad)
 
 
-def test_one_changed_tool_makes_one_group_again_and_the_bytes_of_a_cold_run(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@pytest.fixture
+def generator_runs(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Four groups from one tool on, and the text of every datamodel-code-generator run."""
     monkeypatch.setattr(models, "GROUP_MIN_TOOLS", 1)
     monkeypatch.setattr(models, "GROUPS", 4)
-    calls: list[int] = []
+    runs: list[str] = []
     original = models._generate
 
-    def counting(text: str, location: str) -> Any:
-        calls.append(len(json.loads(text)["$defs"]))
+    def recording(text: str, location: str) -> Any:
+        runs.append(text)
         return original(text, location)
 
-    monkeypatch.setattr(models, "_generate", counting)
+    monkeypatch.setattr(models, "_generate", recording)
+    return runs
+
+
+def test_one_changed_tool_makes_one_group_again_and_the_bytes_of_a_cold_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, generator_runs: list[str]
+) -> None:
+    calls = generator_runs
     work = tmp_path / "work"
     work.mkdir()
     (work / "spec.yaml").write_text(_spec(), encoding="utf-8")
@@ -358,18 +365,9 @@ def test_every_plain_class_of_the_corpus_is_what_datamodel_code_generator_writes
 
 
 def test_a_changed_plain_tool_is_written_again_without_the_generator(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, generator_runs: list[str]
 ) -> None:
-    monkeypatch.setattr(models, "GROUP_MIN_TOOLS", 1)
-    monkeypatch.setattr(models, "GROUPS", 4)
-    calls: list[str] = []
-    original = models._generate
-
-    def counting(text: str, location: str) -> Any:
-        calls.append(text)
-        return original(text, location)
-
-    monkeypatch.setattr(models, "_generate", counting)
+    calls = generator_runs
     work = tmp_path / "work"
     work.mkdir()
     document = yaml.safe_load(_spec())

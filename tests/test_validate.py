@@ -288,17 +288,23 @@ def fast_cases() -> list[Any]:
     ]
 
 
+def _corpus_document(entry_file: str) -> tuple[Any, SpecVersion]:
+    """A corpus spec, loaded, and its version."""
+    root = CORPUS / entry_file.split("/")[0] if "/" in entry_file else None
+    document = load_document(CORPUS / entry_file, DiagnosticSink(), root=root)
+    assert document is not None
+    version = validate._detect_version(document, DiagnosticSink())
+    assert version is not None
+    return document, version
+
+
 @pytest.mark.parametrize("entry_file", fast_cases())
 def test_the_fast_document_schema_check_changes_no_finding(
     entry_file: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # jsonschema-rs only answers "valid or not"; every finding must be exactly what the
     # pure-Python check reports, for valid and invalid documents alike.
-    root = CORPUS / entry_file.split("/")[0] if "/" in entry_file else None
-    document = load_document(CORPUS / entry_file, DiagnosticSink(), root=root)
-    assert document is not None
-    version = validate._detect_version(document, DiagnosticSink())
-    assert version is not None
+    document, version = _corpus_document(entry_file)
 
     fast = validate.findings(document, version)
     monkeypatch.setattr(strictcheck, "_passes_fast_check", lambda *_: False)
@@ -313,11 +319,7 @@ def test_the_plain_subscript_step_changes_no_finding(
 ) -> None:
     # pathable's step without its Protocol check (strictcheck._plain_subnodes) must walk the
     # document exactly as pathable's own does, and be put back afterwards.
-    root = CORPUS / entry_file.split("/")[0] if "/" in entry_file else None
-    document = load_document(CORPUS / entry_file, DiagnosticSink(), root=root)
-    assert document is not None
-    version = validate._detect_version(document, DiagnosticSink())
-    assert version is not None
+    document, version = _corpus_document(entry_file)
     own_step = vars(SubscriptableAccessor)["_get_subnode"]
 
     fast = validate.findings(document, version)

@@ -67,17 +67,18 @@ class SecondProcess:
         context = multiprocessing.get_context("fork")
         ours, theirs = context.Pipe()
         claims = context.Array("q", 2)
+        ticket = self._expect()
         SecondProcess._inherited = task
         try:
-            child = context.Process(target=_serve, args=(theirs, claims), daemon=True)
+            child = context.Process(target=_serve, args=(theirs, claims, ticket), daemon=True)
             child.start()
         except OSError:
+            self._open.discard(ticket)
             return None
         finally:
             SecondProcess._inherited = None
             theirs.close()  # only the child writes there: its exit then reads as EOF here
         self._conn, self._child, self._claims = ours, child, claims
-        ticket = self._expect()
         self._reader = threading.Thread(target=self._read_all, name="mcpmint-replies", daemon=True)
         self._reader.start()
         return ticket
@@ -85,7 +86,7 @@ class SecondProcess:
     def submit(self, function: Callable[..., Any], *arguments: Any) -> int | None:
         """Queue `function(*arguments)` (both picklable) behind the tasks before it; its
         ticket, or None when the process is not running."""
-        return self._send(("call", function, arguments))
+        return self._send("call", function, arguments)
 
     def batch(self, function: Callable[..., Any], jobs: Sequence[tuple[Any, ...]]) -> int | None:
         """Queue the jobs `function(*job)` as one batch, claimed by the child from the front
@@ -99,7 +100,7 @@ class SecondProcess:
             self._claims[0], self._claims[1] = 0, len(jobs)  # the child has no batch open
         finally:
             self._claims.get_lock().release()
-        return self._send(("batch", function, list(jobs)))
+        return self._send("batch", function, list(jobs))
 
     def claim_last(self) -> int | None:
         """The index of the last job of the open batch that nobody has claimed, now claimed
@@ -155,12 +156,13 @@ class SecondProcess:
         self._open.clear()
         self._replies.clear()
 
-    def _send(self, message: tuple[Any, ...]) -> int | None:
+    def _send(self, kind: str, function: Callable[..., Any], payload: Any) -> int | None:
+        """Send one task, with its ticket (a message that cannot be sent takes none away)."""
         if self._conn is None:
             return None
-        ticket = self._expect(batch=message[0] == "batch")  # before any reply can come
+        ticket = self._expect(batch=kind == "batch")  # before any reply can come
         try:
-            self._conn.send(message)
+            self._conn.send((kind, ticket, function, payload))
         except (OSError, ValueError, TypeError, AttributeError):  # dead, or not picklable
             with self._arrived:
                 self._open.discard(ticket)
@@ -194,12 +196,11 @@ class SecondProcess:
                 self._arrived.notify_all()
 
 
-def _serve(conn: Connection, claims: Any) -> None:
-    """The child: its inherited first task, then each queued task or batch, until told to
-    stop (None) or the parent is gone."""
+def _serve(conn: Connection, claims: Any, first: int) -> None:
+    """The child: its inherited first task (ticket `first`), then each queued task or batch,
+    until told to stop (None) or the parent is gone."""
     task = SecondProcess._inherited
-    ticket = 1
-    conn.send((ticket, 0, *_outcome(task if task is not None else _nothing, ())))
+    conn.send((first, 0, *_outcome(task if task is not None else _nothing, ())))
     while True:
         try:
             message = conn.recv()
@@ -207,8 +208,7 @@ def _serve(conn: Connection, claims: Any) -> None:
             return
         if message is None:
             return
-        ticket += 1
-        kind, function, payload = message
+        kind, ticket, function, payload = message
         if kind == "call":
             conn.send((ticket, 0, *_outcome(function, payload)))
             continue
