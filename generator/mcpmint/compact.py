@@ -37,6 +37,7 @@ from typing import Any, Final
 
 import orjson
 
+from . import jsontext
 from .cache import Memo, MemoSlot
 from .jsontext import SCALAR_TYPES
 
@@ -320,7 +321,12 @@ class _Compactor:
         changed = changed or any(self._interner.dropped(sub) for sub in defs.values())
         fixed = {root_id, *def_ids.values()}
 
-        # Discovery order (pre-order, document order) and the label of each first occurrence.
+        # Discovery order (pre-order, document order) and the label of each first occurrence,
+        # of the subschemas that could be hoisted: a smaller one never is, and everything below
+        # it is smaller still (a parent's text holds its children's), so leaving them out
+        # changes no count, order or name that matters, and the pass walks a fraction of the
+        # tree (GitHub's response schemas are mostly small leaves).
+        size, least = self._size, self._min_bytes
         order: list[int] = []
         labels: dict[int, str] = {}
         seen: set[int] = set()
@@ -333,7 +339,8 @@ class _Compactor:
             seen.add(ident)
             order.append(ident)
             labels[ident] = label
-            stack.extend(reversed(self._labelled_kids(ident, label)))
+            kids = self._labelled_kids(ident, label)
+            stack.extend(kid for kid in reversed(kids) if size[kid[0]] >= least)
 
         rank = {ident: i for i, ident in enumerate(order)}
         counts = dict.fromkeys(order, 0)
@@ -353,7 +360,8 @@ class _Compactor:
                 hoisted.append(ident)
             weight = 1 if hoist else count
             for kid in self._kids[ident]:
-                counts[kid] += weight
+                if kid in counts:  # only the subschemas that could be hoisted are counted
+                    counts[kid] += weight
 
         if not hoisted and not changed:
             return dict(root)
@@ -483,7 +491,8 @@ def limit_depth(
 
 
 def _size(schema: Any) -> int:
-    return len(json.dumps(schema, separators=(",", ":"), ensure_ascii=False))
+    # The length of compact JSON does not depend on key order: sorted, orjson writes it.
+    return len(jsontext.compact(schema))
 
 
 def _resolve(node: Mapping[str, Any], defs: Mapping[str, Any]) -> Mapping[str, Any]:
