@@ -315,6 +315,10 @@ class _Bundler:
         # YAML aliases can share one container between places: visit each container once, or
         # a ref would be rewritten twice.
         seen: set[int] = set()
+        # A ref that resolved without a word is the same pointer wherever it appears (GitHub:
+        # 10,460 refs, 1,413 distinct): resolved once. One that warned or failed is resolved
+        # at each place, so that each place gets its own diagnostic.
+        clean: dict[str, str] = {}
         stack: list[tuple[Any, _Place]] = [(file.data, None)]
         while stack:
             node, place = stack.pop()
@@ -324,7 +328,12 @@ class _Bundler:
             if isinstance(node, dict):
                 ref = node.get("$ref")
                 if isinstance(ref, str):
-                    new = self._resolve(file, ref, _pointer((place, "$ref")))
+                    new = clean.get(ref)
+                    if new is None:
+                        reported = len(self.sink.items)
+                        new = self._resolve(file, ref, _pointer((place, "$ref")))
+                        if new is not None and len(self.sink.items) == reported:
+                            clean[ref] = new
                     if new is not None:
                         node["$ref"] = new
                 children = [(v, (place, k)) for k, v in node.items() if isinstance(v, (dict, list))]
