@@ -1,13 +1,17 @@
 """Benchmarks: mcpmint next to openapi-mcp-generator, on the same specs, in the same run.
 
-    .venv/bin/python benchmarks/run.py [--specs petstore-plus,stripe,github]
+    .venv/bin/python benchmarks/run.py [--specs petstore-plus,stripe,github] [--repeat N]
                                        [--no-peers] [--no-servers] [--json rows.json]
 
 For each spec: cold `mcpmint generate` time and peak RSS (`/usr/bin/time -v` on a
 subprocess), the `tools/list` size in bytes and estimated tokens (bytes / 4), also without
 `outputSchema` (most clients do not send it to the model); and, when npm can install it into
 `.tools/`, `openapi-mcp-generator@4.0.1` time, memory and the size of the tool definitions
-in its generated source. Prints a Markdown table for docs/benchmarks.md. Then, unless
+in its generated source. The two generators run `--repeat` times each (default 5), one after
+the other in turn, each into a new folder: one machine's speed drifts by 10-20% within
+minutes, so a single run of each can put the ratio anywhere between two of its values; the
+table gives each one's median and range, and mcpmint's median over the peer's median.
+Prints a Markdown table for docs/benchmarks.md. Then, unless
 `--no-servers`, `peers.py` runs each generated server (and FastMCP's `from_openapi`) over stdio:
 start-up to the first tools/list, peak memory, per-call overhead; a second table.
 """
@@ -20,6 +24,7 @@ import json
 import platform
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -116,18 +121,41 @@ def peer(binary: Path, spec: Path, work: Path) -> dict[str, Any]:
     return row
 
 
+def combined(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """One row for repeated runs of a generator: the first's sizes, the median time with the
+    range, the largest peak; the first failure, if any failed."""
+    failed = next((run for run in runs if "error" in run), None)
+    if failed is not None:
+        return failed
+    times = sorted(run["seconds"] for run in runs)
+    row = dict(runs[0])
+    row["seconds"] = round(statistics.median(times), 2)
+    row["range"] = f"{times[0]}-{times[-1]}"
+    row["runs"] = len(times)
+    row["peak_mb"] = max(run["peak_mb"] or 0 for run in runs)
+    return row
+
+
 def table(rows: list[dict[str, Any]]) -> str:
     head = (
-        "| spec | tool | tools | gen s | peak MB | tools/list bytes | ~tokens "
-        "| without outputSchema | ~tokens |"
+        "| spec | tool | tools | gen s (median, range) | x peer | peak MB | tools/list bytes "
+        "| ~tokens | without outputSchema | ~tokens |"
     )
-    lines = [head, "|" + "---|" * 9]
+    lines = [head, "|" + "---|" * 10]
+    peers_by_spec = {r["spec"]: r for r in rows if r["tool"] == PEER and "error" not in r}
     for r in rows:
         if "error" in r:
-            lines.append(f"| {r['spec']} | {r['tool']} | failed: {r['error'][:80]!r} |||||||")
+            lines.append(f"| {r['spec']} | {r['tool']} | failed: {r['error'][:80]!r} ||||||||")
             continue
+        other = peers_by_spec.get(r["spec"])
+        ratio = (
+            f"{r['seconds'] / other['seconds']:.1f}"
+            if r["tool"] != PEER and other is not None and other["seconds"]
+            else ""
+        )
+        timing = f"{r['seconds']} ({r.get('range', r['seconds'])})"
         lines.append(
-            f"| {r['spec']} | {r['tool']} | {r['tools']} | {r['seconds']} | {r['peak_mb']} | "
+            f"| {r['spec']} | {r['tool']} | {r['tools']} | {timing} | {ratio} | {r['peak_mb']} | "
             f"{r['bytes']:,} | {r['bytes'] // 4:,} | {r['bytes_no_output']:,} | "
             f"{r['bytes_no_output'] // 4:,} |"
         )
@@ -142,6 +170,9 @@ def main() -> int:
         "--no-servers", action="store_true", help="skip start-up and per-call (peers.py)"
     )
     parser.add_argument("--json", type=Path, help="also write the rows here")
+    parser.add_argument(
+        "--repeat", type=int, default=5, help="runs of each generator, in turn (default 5)"
+    )
     args = parser.parse_args()
     binary = None if args.no_peers else install_peer()
     fastmcp = None if args.no_peers or args.no_servers else peers.install_fastmcp()
@@ -151,10 +182,20 @@ def main() -> int:
         spec = SPECS[name]
         with tempfile.TemporaryDirectory() as tmp:
             work = Path(tmp)
-            rows.append({"spec": name, **mcpmint(spec, work)})
-            if binary is not None:
-                rows.append({"spec": name, **peer(binary, spec, work)})
-            print(json.dumps(rows[-1]), file=sys.stderr)
+            ours: list[dict[str, Any]] = []
+            theirs: list[dict[str, Any]] = []
+            repeat = max(1, args.repeat)
+            for attempt in range(repeat):
+                # The last run writes where the servers are started from (`work`).
+                folder = work if attempt == repeat - 1 else work / f"run-{attempt}"
+                folder.mkdir(exist_ok=True)
+                ours.append(mcpmint(spec, folder))
+                if binary is not None:
+                    theirs.append(peer(binary, spec, folder))
+            rows.append({"spec": name, **combined(ours)})
+            if theirs:
+                rows.append({"spec": name, **combined(theirs)})
+            print(json.dumps(rows[-2:]), file=sys.stderr)
             if not args.no_servers:
                 peer_name = PEER if binary is not None else None
                 servers.extend(peers.server_rows(name, spec, work, peer_name, fastmcp))
