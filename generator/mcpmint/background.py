@@ -25,7 +25,7 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from multiprocessing.connection import Connection
-from typing import Any, ClassVar, Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 T = TypeVar("T")
 
@@ -39,8 +39,6 @@ class SecondProcess:
     Every reply comes back tagged with its task's ticket (and a batch job's index), in the
     order the child made them; replies read while waiting for another are kept until asked.
     """
-
-    _inherited: ClassVar[Callable[[], Any] | None] = None  # the task a forked child runs
 
     def __init__(self) -> None:
         self._conn: Connection | None = None
@@ -68,15 +66,14 @@ class SecondProcess:
         ours, theirs = context.Pipe()
         claims = context.Array("q", 2)
         ticket = self._expect()
-        SecondProcess._inherited = task
+        # A forked child inherits the Process object, arguments included: nothing is pickled.
+        child = context.Process(target=_serve, args=(theirs, claims, ticket, task), daemon=True)
         try:
-            child = context.Process(target=_serve, args=(theirs, claims, ticket), daemon=True)
             child.start()
         except OSError:
             self._open.discard(ticket)
             return None
         finally:
-            SecondProcess._inherited = None
             theirs.close()  # only the child writes there: its exit then reads as EOF here
         self._conn, self._child, self._claims = ours, child, claims
         self._reader = threading.Thread(target=self._read_all, name="mcpmint-replies", daemon=True)
@@ -196,11 +193,10 @@ class SecondProcess:
                 self._arrived.notify_all()
 
 
-def _serve(conn: Connection, claims: Any, first: int) -> None:
+def _serve(conn: Connection, claims: Any, first: int, task: Callable[[], Any]) -> None:
     """The child: its inherited first task (ticket `first`), then each queued task or batch,
     until told to stop (None) or the parent is gone."""
-    task = SecondProcess._inherited
-    conn.send((first, 0, *_outcome(task if task is not None else _nothing, ())))
+    conn.send((first, 0, *_outcome(task, ())))
     while True:
         try:
             message = conn.recv()
@@ -254,6 +250,12 @@ def current() -> SecondProcess | None:
     return _RUN[-1] if _RUN else None
 
 
+def _run_or_own() -> tuple[SecondProcess, bool]:
+    """The run's second process, or one of the caller's own (True: the caller closes it)."""
+    process = current()
+    return (process, False) if process is not None else (SecondProcess(), True)
+
+
 class Background(Generic[T]):
     """`task()`, in the second process when `worth_it` and it can still be forked for it, else
     here on demand. Outside a `second_process` block the process is this task's own."""
@@ -264,9 +266,7 @@ class Background(Generic[T]):
         self._own = False
         self._ticket: int | None = None
         if worth_it:
-            process = current()
-            if process is None:
-                process, self._own = SecondProcess(), True
+            process, self._own = _run_or_own()
             self._ticket = process.fork(task)
             self._process = process if self._ticket is not None else None
 
@@ -307,9 +307,7 @@ class Shared(Generic[T]):
         self._ticket: int | None = None
         self.ran_here = [True] * len(self._jobs)  # where each job was computed, once known
         if worth_it and self._jobs:
-            process = current()
-            if process is None:
-                process, self._own = SecondProcess(), True
+            process, self._own = _run_or_own()
             if not process.started:
                 process.fork(_nothing)
             self._ticket = process.batch(function, self._jobs)

@@ -25,7 +25,7 @@ from typing import Any, Final
 
 import orjson
 
-__all__ = ["SCALAR_TYPES", "compact", "pretty"]
+__all__ = ["SCALAR_TYPES", "compact", "exact", "pretty"]
 
 # The types of JSON scalars as json.loads and the YAML loader make them: a `type(x) in` test
 # on this set is much faster than the `Mapping` ABC check that tree walks would do first.
@@ -68,6 +68,17 @@ def compact(value: Any) -> str:
     if text is not None:
         return text
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def exact(value: Any) -> bytes:
+    """Compact JSON of `value` in its own key order (orjson's, not `json.dumps`'s text), for
+    digests and memo entries that must stand for exactly this value. TypeError when orjson
+    refuses it (an integer beyond 64 bits, a non-string key, a set); ValueError when the text
+    reads back as something else (NaN as null, a tuple as an array, a date as a string)."""
+    text = orjson.dumps(value)  # orjson.JSONEncodeError is a TypeError
+    if orjson.loads(text) != value:
+        raise ValueError("not JSON data that reads back the same")
+    return text
 
 
 def _orjson(value: Any, option: int) -> str | None:

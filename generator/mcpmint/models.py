@@ -308,36 +308,30 @@ def _plain_annotation(schema: Any) -> str | None:
         return None
     if set(schema) == {"anyOf"}:
         options = schema["anyOf"]
-        if (
-            isinstance(options, list)
-            and len(options) == 2
-            and options[1] == {"type": "null"}
-            and isinstance(options[0], dict)
-            and set(options[0]) == {"type"}
-        ):
-            inner = (
-                _PLAIN_TYPES.get(options[0]["type"])
-                if isinstance(options[0]["type"], str)
-                else None
-            )
+        if isinstance(options, list) and len(options) == 2 and options[1] == {"type": "null"}:
+            inner = _plain_type(options[0])
             return f"{inner} | None" if inner is not None else None
         return None
     kind = schema.get("type")
-    if not isinstance(kind, str):
-        return None
     if set(schema) == {"type"}:
-        return _PLAIN_TYPES.get(kind)
+        return _plain_type(schema)
     if set(schema) == {"type", "enum"} and kind == "string":
         values = schema["enum"]
         if isinstance(values, list) and values and all(_plain_value(v) for v in values):
             return "Literal[" + ", ".join(repr(v) for v in values) + "]"
         return None
     if set(schema) == {"type", "items"} and kind == "array":
-        items = schema["items"]
-        if isinstance(items, dict) and set(items) == {"type"} and isinstance(items["type"], str):
-            inner = _PLAIN_TYPES.get(items["type"])
-            return f"list[{inner}]" if inner is not None else None
+        inner = _plain_type(schema["items"])
+        return f"list[{inner}]" if inner is not None else None
     return None
+
+
+def _plain_type(schema: Any) -> str | None:
+    """`str`, `int`, `float` or `bool` for `{"type": ...}` alone, else None."""
+    if not isinstance(schema, dict) or set(schema) != {"type"}:
+        return None
+    kind = schema["type"]
+    return _PLAIN_TYPES.get(kind) if isinstance(kind, str) else None
 
 
 def _plain_value(value: Any) -> bool:

@@ -24,9 +24,7 @@ import typing
 from collections.abc import Callable
 from typing import Any
 
-import orjson
-
-from . import ir, refs
+from . import ir, jsontext, refs
 from .cache import MemoSlot
 from .jsontext import SCALAR_TYPES
 from .schema import ref_targets
@@ -89,10 +87,7 @@ def record_text(record: Any) -> str:
     same meaning, written by orjson, five times faster. Read back and compared, so whatever
     orjson writes that JSON cannot carry exactly (NaN as null, a date as a string) raises
     ValueError as `memo_text` does; what it refuses (a big integer, a set) raises TypeError."""
-    text = orjson.dumps(record)  # orjson.JSONEncodeError is a TypeError
-    if orjson.loads(text) != record:
-        raise ValueError("not JSON data that reads back the same")
-    return text.decode("utf-8")
+    return jsontext.exact(record).decode("utf-8")
 
 
 class ToolKeys:
