@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-import gc
-import json
 from importlib.resources import files
 from typing import Any
 
@@ -12,7 +10,7 @@ from mcp.server import Server
 
 from . import auth as _auth
 from . import hooks as _hooks
-from ._runtime.catalog import Catalog, load_catalog
+from ._runtime.catalog import Catalog, load_catalog_text
 from ._runtime.server import build_server as _build_server
 from ._runtime.server import main as _main
 
@@ -20,17 +18,7 @@ from ._runtime.server import main as _main
 def load() -> Catalog:
     """The tool catalogue: every name, schema and URL, read from `_generated/tools.json`."""
     text = files("petstore_mcp").joinpath("_generated", "tools.json").read_text(encoding="utf-8")
-    # The catalogue is many small objects without reference cycles that live as long as the
-    # server: the cyclic collector would scan them over and over while they are made (a
-    # quarter of the start-up of a 1,000-tool server), and again at every full collection.
-    collecting = gc.isenabled()  # an embedding application may have turned it off: keep that
-    gc.disable()
-    try:
-        return load_catalog(json.loads(text), copy=False)  # parsed here, used only here
-    finally:
-        if collecting:
-            gc.enable()
-        gc.freeze()  # what exists now is kept for good: later collections pass it over
+    return load_catalog_text(text)  # with the collector off, then frozen (see there)
 
 
 CATALOG = load()
