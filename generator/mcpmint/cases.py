@@ -16,6 +16,7 @@ from urllib.parse import quote, urlsplit
 
 from . import ir
 from .diagnostics import DiagnosticSink
+from .lock import digest
 from .render import catalog
 from .runtime.catalog import CatalogError, load_catalog
 from .runtime.request import ArgumentError, build_request
@@ -121,7 +122,12 @@ def build_cases(server: ir.Server, sink: DiagnosticSink) -> dict[str, Any]:
         }
     return {
         "environ": environ,
-        "toolsList": listed_definitions(server),  # what the tool mode lists
+        # What the tool mode lists: each definition's name and digest (the definitions
+        # themselves are tools.json's, megabytes on a large API).
+        "toolsList": [
+            {"name": definition["name"], "sha256": digest(definition)}
+            for definition in listed_definitions(server)
+        ],
         "calls": calls,
         "rejections": rejections,
         "unsampled": unsampled,

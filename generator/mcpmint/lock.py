@@ -81,7 +81,8 @@ def canonical(data: Any) -> str:
     return compact(data)
 
 
-def _sha256(data: Any) -> str:
+def digest(data: Any) -> str:
+    """The sha256 of `data`'s canonical JSON text (what the lock's hashes are)."""
     return hashlib.sha256(canonical(data).encode("utf-8")).hexdigest()
 
 
@@ -102,7 +103,7 @@ def tool_summary(tool: ir.Tool, entry: Mapping[str, Any]) -> dict[str, Any]:
     """One tool's lock entry; `entry` is the tool's `tools.json` entry (render.catalog)."""
     definition = {key: entry[key] for key in _DEFINITION_KEYS if key in entry}
     summary: dict[str, Any] = {
-        "hash": _sha256(definition),
+        "hash": digest(definition),
         "description": entry["description"],
         "annotations": entry["annotations"],
         "inputSchema": entry["inputSchema"],
@@ -147,7 +148,7 @@ def lock_document(server: ir.Server) -> dict[str, Any]:
         "format": LOCK_FORMAT,
         "generator": "mcpmint",
         "tools": tools,
-        "hash": _sha256(tools),
+        "hash": digest(tools),
     }
     summary = server_summary(server)
     if summary:
