@@ -86,6 +86,34 @@ def test_an_error_in_the_middle_of_writing_leaves_the_previous_tree_byte_for_byt
     assert snapshot(out) == before
 
 
+def test_the_roll_back_also_works_where_files_cannot_be_linked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The previous versions are kept as second links to the same files, or copied where a
+    file system refuses links; either way a failure puts every byte back."""
+    out = tmp_path / "out"
+    write_tree(tree(**{"a.py": "A\n", "b.py": "B\n"}), out, sink=DiagnosticSink())
+    before = snapshot(out)
+    refused: list[str] = []
+
+    def no_links(source: object, target: object) -> None:
+        refused.append(str(source))
+        raise OSError("links not supported (injected)")
+
+    monkeypatch.setattr(os, "link", no_links)
+
+    def fault(path: str) -> None:
+        if path == "b.py":
+            raise OSError("disk full (injected)")
+
+    with pytest.raises(OSError, match="disk full"):
+        write_tree(
+            tree(**{"a.py": "A2\n", "b.py": "B2\n"}), out, sink=DiagnosticSink(), _fault=fault
+        )
+    assert refused  # the copy was the way the previous version was kept
+    assert snapshot(out) == before
+
+
 def test_G8_a_symlink_at_a_generated_path_is_refused_and_its_target_untouched(
     tmp_path: Path,
 ) -> None:

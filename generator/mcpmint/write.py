@@ -294,7 +294,7 @@ def _apply(
             if existed:
                 saved = backup / path
                 saved.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copy2(target, saved)
+                _keep(target, saved)
             done.append((path, existed))
             if path in writes:
                 target.parent.mkdir(parents=True, exist_ok=True)
@@ -315,6 +315,17 @@ def _apply(
     finally:
         shutil.rmtree(work, ignore_errors=True)
         _prune_empty(out / ".mcpmint", out)
+
+
+def _keep(target: Path, saved: Path) -> None:
+    """Keep `target`'s current version at `saved` for a roll-back: a second link to the same
+    file (the swap that follows puts a new file at `target`, it never writes into this one),
+    or a copy where links are not possible. Copying took a tenth of a second of a warm GitHub
+    run (three files of 15 MB)."""
+    try:
+        os.link(target, saved)
+    except OSError:
+        shutil.copy2(target, saved)
 
 
 def _ensure(folder: Path) -> Path:
