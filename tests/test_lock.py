@@ -11,6 +11,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from mcpmint.diagnostics import DiagnosticSink
 from mcpmint.lock import (
     Change,
@@ -23,7 +25,7 @@ from mcpmint.lock import (
 )
 from mcpmint.pipeline import build
 
-from .conftest import SPECS
+from .conftest import CORPUS, SPECS
 from .support import clean_env, run
 
 
@@ -83,6 +85,38 @@ def summary(changes: list[Change]) -> list[tuple[str, str, str]]:
 
 def petstore_lock() -> dict[str, Any]:
     return lock_document(build(SPECS / "petstore-plus.yaml", DiagnosticSink()))
+
+
+def _same_json(a: Any, b: Any) -> bool:
+    """Equal and of the same types all the way down (1 is not 1.0, a tuple is not a list)."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_same_json(a[k], b[k]) for k in a)
+    if isinstance(a, list):
+        return len(a) == len(b) and all(_same_json(x, y) for x, y in zip(a, b, strict=True))
+    return bool(a == b)
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        *(
+            SPECS / name
+            for name in ("petstore-plus.yaml", "petstore-v2.yaml", "internal-tools.yaml")
+        ),
+        *(CORPUS / name for name in ("slack-web.json", "docker-engine.yaml", "oai-uspto.yaml")),
+    ],
+    ids=lambda path: path.name,
+)
+def test_the_lock_document_reads_back_from_its_text_as_the_same_data(spec: Path) -> None:
+    """A run compares the previous lock with the document the new one is written from, not
+    with its text read back: the two must be the same data, types included."""
+    if not spec.exists():
+        pytest.skip(f"{spec} is not checked out")
+    server = build(spec, DiagnosticSink(), allow_partial=True)
+    document = lock_document(server)
+    assert _same_json(parse_lock(lock_text(server)), document)
 
 
 def test_the_lock_is_canonical_json_with_a_summary_and_hash_per_tool() -> None:

@@ -26,7 +26,7 @@ from .frontends.manifest import build_manifest_server, is_manifest
 from .frontends.openapi import BuildOptions, build_server
 from .largeapi import every_tool_tokens, is_large, result_models_for, warn_if_large
 from .load import RawDocument, load_document
-from .lock import LOCK_FILE, LockError, diff_locks, has_breaking, lock_text, parse_lock
+from .lock import LOCK_FILE, LockError, diff_locks, dump, has_breaking, lock_document, parse_lock
 from .models import PendingModels
 from .models import warm_up as warm_up_models
 from .openapi_resources import add_resource_templates
@@ -212,7 +212,7 @@ def render_server(
     try:
         cases = build_cases(server, sink)
         if not sink.has_errors:
-            lock = lock_text(server)
+            lock = lock_document(server)
             tree = render(RenderInputs(server=server, models="", cases=cases, spec_file=spec_file))
     finally:
         models = pending.join(sink)
@@ -225,7 +225,9 @@ def render_server(
         scaffold[CONFIG_NAMES[0]] = scaffold_text(
             spec_file, server.namespace, root_file, dynamic=large
         )
-    return FileTree(generated={**tree.generated, LOCK_FILE: lock}, scaffold=scaffold)
+    return FileTree(
+        generated={**tree.generated, LOCK_FILE: dump(lock)}, scaffold=scaffold, lock=lock
+    )
 
 
 def _relative(path: Path, output: Path) -> str:
@@ -463,9 +465,8 @@ def _render_and_write(
     if config is None:
         _warn_unused_config(output, tree, sink)
     old_lock = previous_lock(output, sink)
-    changes = (
-        [] if old_lock is None else diff_locks(old_lock, parse_lock(tree.generated[LOCK_FILE]))
-    )
+    new_lock = tree.lock if tree.lock is not None else parse_lock(tree.generated[LOCK_FILE])
+    changes = [] if old_lock is None else diff_locks(old_lock, new_lock)
     if has_breaking(changes) and not options.accept_breaking and not options.check:
         report = WriteReport(lock_changes=changes, blocked=True)
         report.output = output

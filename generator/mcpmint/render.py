@@ -39,6 +39,9 @@ class FileTree:
 
     generated: dict[str, str] = field(default_factory=dict)  # rewritten on every run
     scaffold: dict[str, str] = field(default_factory=dict)  # the user's: written when missing
+    # The document tools.lock.json was written from, when the tree has one: comparing it
+    # with the previous lock needs no second reading of 15 MB of text (GitHub).
+    lock: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True)
