@@ -213,6 +213,7 @@ def render_server(
         cases = build_cases(server, sink)
         if not sink.has_errors:
             lock = lock_document(server)
+            lock_file = dump(lock)
             tree = render(RenderInputs(server=server, models="", cases=cases, spec_file=spec_file))
     finally:
         models = pending.join(sink)
@@ -226,7 +227,7 @@ def render_server(
             spec_file, server.namespace, root_file, dynamic=large
         )
     return FileTree(
-        generated={**tree.generated, LOCK_FILE: dump(lock)}, scaffold=scaffold, lock=lock
+        generated={**tree.generated, LOCK_FILE: lock_file}, scaffold=scaffold, lock=lock
     )
 
 
