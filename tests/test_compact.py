@@ -11,10 +11,13 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator  # type: ignore[import-untyped, unused-ignore]
 
+from mcpmint import jsontext
 from mcpmint.cache import Memo
 from mcpmint.compact import (
     HOIST_MIN_BYTES,
     Interner,
+    _cut,
+    _CutSizes,
     _memo_key,
     compact,
     inline_defs,
@@ -235,6 +238,46 @@ def test_oversized_output_schemas_are_cut_to_a_depth_that_fits_and_only_get_more
         if full.is_valid(instance):
             assert limited.is_valid(instance), instance
     assert not limited.is_valid(instances[3])
+
+
+def _varied_cyclic_output() -> dict[str, Any]:
+    """Every kind of member a cut treats differently, through a reference cycle."""
+    node: dict[str, Any] = {
+        "type": "object",
+        "description": 'ünïcode "quoted" \\ and a control \u0001 character',
+        "properties": {
+            "name": {"type": "string", "enum": ["a", "b"], "default": None},
+            "size": {"type": "number", "minimum": 1e-05, "maximum": 2.5, "default": 3},
+            "flag": {"type": "boolean", "default": False, "examples": [True]},
+            "kind": {"anyOf": [{"$ref": "#/$defs/Leaf"}, {"type": "integer"}]},
+            "either": {"oneOf": [{"$ref": "#/$defs/Node"}, {"type": "null"}]},
+            "both": {"allOf": [{"$ref": "#/$defs/Leaf", "description": "with a sibling"}]},
+            "map": {"type": "object", "additionalProperties": {"$ref": "#/$defs/Node"}},
+            "pattern": {"type": "object", "patternProperties": {"^x-": {"$ref": "#/$defs/Leaf"}}},
+            "tuple": {"type": "array", "prefixItems": [{"type": "string"}], "not": {}},
+            "empty": {"type": "object", "properties": {}},
+            "none": {},
+            "children": {"type": "array", "items": {"$ref": "#/$defs/Node"}},
+        },
+    }
+    leaf = {"type": "object", "properties": {"ключ": {"type": "string"}}, "required": []}
+    return {
+        "type": "object",
+        "properties": {"root": {"$ref": "#/$defs/Node"}, "list": {"anyOf": []}},
+        "$defs": {"Node": node, "Leaf": leaf},
+    }
+
+
+@pytest.mark.parametrize("cap", [10**9, 5000, 300, 40, 0])
+def test_a_cuts_size_is_measured_exactly_without_making_it(cap: int) -> None:
+    """limit_depth measures each depth's cut before making it: the measure is the length of
+    the cut's compact JSON, or anything above `cap` once it is longer."""
+    for schema in (_varied_cyclic_output(), _big_cyclic_output()):
+        defs = schema["$defs"]
+        sizes = _CutSizes(defs, cap)
+        for depth in range(5, -1, -1):
+            made = len(jsontext.compact(_cut(schema, defs, depth)))
+            assert sizes.of(schema, depth) == min(made, cap + 1), (depth, made)
 
 
 def test_a_schema_that_cannot_fit_at_any_depth_becomes_any_object() -> None:

@@ -483,9 +483,12 @@ def limit_depth(
     if _size(root) <= max_bytes:
         return dict(root)
     defs = root.get("$defs", {})
+    sizes = _CutSizes(defs, max_bytes)
     for depth in range(4, -1, -1):
-        cut: dict[str, Any] = _cut(root, defs, depth)
-        if _size(cut) <= max_bytes:
+        # Measured before it is made: a cut that does not fit can be megabytes (Stripe's
+        # go through a reference cycle at every level), and only the one that fits is needed.
+        if sizes.of(root, depth) <= max_bytes:
+            cut: dict[str, Any] = _cut(root, defs, depth)
             return cut
     return {"type": "object"}
 
@@ -545,6 +548,88 @@ def _shape(node: Mapping[str, Any], defs: Mapping[str, Any]) -> dict[str, Any]:
                 return {"anyOf": unique} if len(unique) > 1 else unique[0]
             return {}
     return {}
+
+
+class _CutSizes:
+    """`min(_size(_cut(node, defs, depth)), cap + 1)` without making the cut: the length of
+    its compact JSON from the lengths of its parts, each part measured once per depth (a
+    `$defs` entry is reached from many places, at the same few depths), and no further than
+    `cap`: what is longer only needs to be known to be. Key order changes no length."""
+
+    def __init__(self, defs: Mapping[str, Any], cap: int) -> None:
+        self._defs = defs
+        self._over = cap + 1
+        self._known: dict[tuple[int, int], int] = {}
+        self._keep: list[Any] = []  # what `_known` is keyed by stays alive: ids stay unique
+
+    def of(self, node: Any, depth: int) -> int:
+        if not isinstance(node, Mapping):
+            return min(_leaf_size(node), self._over)
+        key = (id(node), depth)
+        found = self._known.get(key)
+        if found is not None:
+            return found
+        size = min(self._measure(node, depth), self._over)
+        self._known[key] = size
+        self._keep.append(node)
+        return size
+
+    def _measure(self, node: Mapping[str, Any], depth: int) -> int:
+        node = _resolve(node, self._defs)
+        if depth <= 0:
+            return _size(_shape(node, self._defs))
+        over = self._over
+        total = 1  # "{", and "," or "}" after each member
+        for key, value in node.items():
+            if key == "$defs" or key == "$ref":
+                continue
+            if key in ("properties", "patternProperties") and isinstance(value, Mapping):
+                size = 1 + sum(_key_size(name) + 1 for name in value) if value else 2
+                for sub in value.values():
+                    size += self.of(sub, depth - 1)
+                    if size > over:
+                        break
+            elif key in ("items", "additionalProperties") and isinstance(value, Mapping):
+                size = self.of(value, depth - 1)
+            elif key in ("anyOf", "oneOf", "allOf") and isinstance(value, list):
+                size = 1 + len(value) if value else 2
+                for branch in value:
+                    size += self.of(branch, depth)
+                    if size > over:
+                        break
+            elif key in ("prefixItems", "unevaluatedProperties", "unevaluatedItems", "not"):
+                continue
+            else:
+                size = _leaf_size(value)
+            total += _key_size(key) + size + 1
+            if total > over:
+                return over
+        return total if total > 1 else 2  # an empty object is "{}"
+
+
+_KEY_SIZES: dict[str, int] = {}
+
+
+def _key_size(key: str) -> int:
+    """Characters of `"key":` in compact JSON."""
+    size = _KEY_SIZES.get(key)
+    if size is None:
+        size = len(encode_basestring(key)) + 1
+        if len(_KEY_SIZES) < 100_000:  # keywords and property names: a bounded vocabulary
+            _KEY_SIZES[key] = size
+    return size
+
+
+def _leaf_size(value: Any) -> int:
+    """`_size(value)`, without writing the text for the most common values."""
+    kind = type(value)
+    if kind is str:
+        return len(encode_basestring(value))
+    if kind is bool or value is None:
+        return 5 if value is False else 4
+    if kind is int:
+        return len(int.__repr__(value))
+    return _size(value)
 
 
 def _kind_key(kind: Mapping[str, Any]) -> tuple[str, str]:
