@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import copy
-import datetime
 import json
 from pathlib import Path
 from typing import Any
@@ -12,17 +11,13 @@ import pytest
 from jsonschema import Draft202012Validator  # type: ignore[import-untyped, unused-ignore]
 
 from mcpmint import jsontext
-from mcpmint.cache import Memo
 from mcpmint.compact import (
-    HOIST_MIN_BYTES,
     Interner,
     _cut,
     _CutSizes,
-    _memo_key,
     compact,
     inline_defs,
     limit_depth,
-    memoized,
 )
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
@@ -325,31 +320,3 @@ def test_one_interner_for_many_roots_gives_what_each_root_alone_gives() -> None:
 
     assert json.dumps(together) == json.dumps(alone)
     assert together[2] == {"type": "object", "properties": {"only": {"type": "object"}}}
-
-
-@pytest.mark.parametrize(
-    "value",
-    [(1, 2), float("nan"), float("inf"), 2**70, {1: "a"}],
-    ids=repr,
-)
-def test_a_root_json_cannot_carry_exactly_is_compacted_without_the_memo(value: Any) -> None:
-    root = {"type": "object", "properties": {"a": {"type": "string", "default": value}}}
-    assert _memo_key(root, HOIST_MIN_BYTES) is None
-    memo = Memo({})
-    with memoized(memo):
-        compact(root)
-    assert memo.used == {}
-
-
-@pytest.mark.parametrize("value", [datetime.date(2026, 12, 1), {"a", "b"}], ids=repr)
-def test_the_memo_key_refuses_what_is_not_json_data(value: Any) -> None:
-    assert _memo_key({"type": "string", "default": value}, HOIST_MIN_BYTES) is None
-
-
-def test_the_memo_key_tells_apart_what_json_tells_apart() -> None:
-    def key(default: Any) -> str | None:
-        return _memo_key({"type": "number", "default": default}, HOIST_MIN_BYTES)
-
-    keys = [key(1), key(1.0), key(True), key(1e-05), key(2**63), key("1")]
-    assert None not in keys and len(set(keys)) == len(keys)
-    assert key(0.5) == key(0.5) and key(0.5) != _memo_key({"type": "number", "default": 0.5}, 1)

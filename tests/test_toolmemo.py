@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 import yaml
 
-from mcpmint import ir, toolmemo
-from mcpmint.compact import Memo, memoized
+from mcpmint import compact, ir, toolmemo
+from mcpmint.cache import Memo
 from mcpmint.diagnostics import DiagnosticSink
 from mcpmint.pipeline import build
 from mcpmint.toolmemo import decode_tool, encode_tool, reusing_tools
@@ -271,23 +271,30 @@ def test_a_corrupt_or_foreign_memo_value_is_a_miss(tmp_path: Path) -> None:
     assert damaged.missed == 5  # the three damaged, and the two not in the memo
 
 
-def test_a_reused_tool_keeps_its_compactions_for_when_it_changes_again(tmp_path: Path) -> None:
-    def run(document: dict[str, Any], tools: Memo, compactions: Memo) -> None:
-        spec = _write(tmp_path, document)
-        with reusing_tools(tools), memoized(compactions):
-            build(spec, DiagnosticSink())
+def test_only_the_tools_built_again_have_their_schemas_compacted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    compacted: list[Any] = []
+    original = compact._Compactor.run
 
-    tools, compactions = Memo({}), Memo({})
-    run(BASE, tools, compactions)  # cold: every schema compacted
-    assert compactions.missed > 0
-    tools, compactions = Memo(dict(tools.used)), Memo(dict(compactions.used))
-    run(BASE, tools, compactions)  # every tool reused: nothing compacted, nothing forgotten
-    assert compactions.missed == 0 and compactions.used == compactions.previous
+    def counting(self: Any, root: Any) -> Any:
+        compacted.append(root)
+        return original(self, root)
+
+    monkeypatch.setattr(compact._Compactor, "run", counting)
+    tools = Memo({})
+    built(_write(tmp_path, BASE), tools)  # cold: every schema compacted
+    cold = len(compacted)
+    assert cold > 0
+    compacted.clear()
+    tools = Memo(dict(tools.used))
+    built(_write(tmp_path, BASE), tools)  # every tool reused: nothing compacted
+    assert compacted == [] and tools.missed == 0
     document = json.loads(json.dumps(BASE))
     EDITS["an operation's description"](document)
-    tools, compactions = Memo(dict(tools.used)), Memo(dict(compactions.used))
-    run(document, tools, compactions)  # listItems built again, its schemas from the memo
-    assert tools.missed == 1 and compactions.missed == 0
+    tools = Memo(dict(tools.used))
+    built(_write(tmp_path, document), tools)  # listItems built again: its schemas only
+    assert tools.missed == 1 and 0 < len(compacted) < cold
 
 
 def test_a_tool_json_cannot_carry_is_built_every_time_and_builds_the_same(

@@ -139,21 +139,12 @@ def _write_atomic(target: Path, name: str, value: Any) -> None:
 @dataclass
 class Memo:
     """Per-item results of a stage (as JSON text) by a digest of each item's input, kept in
-    the stage cache as one entry: compacted schema roots (compact.py), built tools
-    (toolmemo.py). `previous` is the last run's, `used` what this run computed or reused (the
-    next run's `previous`)."""
+    the stage cache as one entry: built tools (toolmemo.py). `previous` is the last run's,
+    `used` what this run computed or reused (the next run's `previous`)."""
 
     previous: Mapping[str, Any]
     used: dict[str, Any] = field(default_factory=dict)
     missed: int = 0
-    touched: list[str] = field(default_factory=list)  # every key looked up, in order
-
-    def keep(self, keys: list[str]) -> None:
-        """Carry the previous run's values of `keys` into this run's, as if looked up (the
-        compactions of a tool that was itself reused, toolmemo.py)."""
-        for key in keys:
-            if key in self.previous:
-                self.used[key] = self.previous[key]
 
 
 class MemoSlot:

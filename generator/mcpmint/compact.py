@@ -28,29 +28,22 @@ clash with existing or earlier names.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from collections.abc import Mapping
 from json.encoder import encode_basestring  # what json.dumps(ensure_ascii=False) writes
 from typing import Any, Final
 
-import orjson
-
 from . import jsontext
-from .cache import Memo, MemoSlot
 from .jsontext import SCALAR_TYPES
 
 __all__ = [
     "HOIST_MIN_BYTES",
     "OUTPUT_SCHEMA_MAX_BYTES",
     "Interner",
-    "Memo",
-    "active_memo",
     "compact",
     "inline_defs",
     "limit_depth",
-    "memoized",
 ]
 
 HOIST_MIN_BYTES: Final = 120
@@ -100,53 +93,10 @@ def compact(
     """`root` with redundant keywords dropped and repeated subschemas moved into `$defs`.
 
     Pure: `root` is not modified; unchanged parts of the result may share objects with it.
-    Inside `memoized(memo)`, a root compacted before (in this run or, through the stage cache,
-    the previous one) is not compacted again. An `interner` shared by many roots identifies
-    each subschema they share (the same object) once; those subschemas must not change
-    while it is in use.
+    An `interner` shared by many roots identifies each subschema they share (the same
+    object) once; those subschemas must not change while it is in use.
     """
-    memo = active_memo()
-    if memo is None:
-        return _Compactor(min_bytes, interner).run(root)
-    key = _memo_key(root, min_bytes)
-    if key is None:
-        return _Compactor(min_bytes, interner).run(root)
-    memo.touched.append(key)
-    found = memo.previous.get(key)
-    if isinstance(found, str):
-        try:
-            value = json.loads(found)  # fresh objects: callers may change what they get
-        except ValueError:
-            value = None
-        if isinstance(value, dict):
-            memo.used[key] = found
-            return value
-    result = _Compactor(min_bytes, interner).run(root)
-    # Exact: `root` passed `_memo_key`'s round trip, and the result holds only its parts.
-    memo.used[key] = orjson.dumps(result).decode("utf-8")
-    memo.missed += 1
-    return result
-
-
-# The compaction memo of the enclosing `memoized` block (cache.MemoSlot).
-_COMPACTIONS = MemoSlot("mcpmint_compact_memo")
-memoized = _COMPACTIONS.using
-active_memo = _COMPACTIONS.active
-
-
-def _memo_key(root: Mapping[str, Any], min_bytes: int) -> str | None:
-    """A digest of `root` as JSON in its own key order (which decides names and order), or
-    None when JSON cannot carry it exactly (a tuple, a non-string key, NaN, a date): then the
-    root is compacted without the memo, so a hit always stands for the very same input.
-
-    orjson (C) writes the text (`jsontext.exact`): a fifth of the time json.dumps takes on
-    GitHub's 2,173 roots.
-    """
-    try:
-        text = jsontext.exact([min_bytes, root])
-    except (TypeError, ValueError):
-        return None
-    return hashlib.sha256(text).hexdigest()
+    return _Compactor(min_bytes, interner).run(root)
 
 
 class Interner:

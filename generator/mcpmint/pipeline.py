@@ -16,9 +16,8 @@ from typing import Any
 
 from . import ir
 from .background import second_process, warm_up
-from .cache import CACHE_DIR, StageCache, cache_key
+from .cache import CACHE_DIR, Memo, StageCache, cache_key
 from .cases import build_cases
-from .compact import Memo, memoized
 from .config import CONFIG_NAMES, Config, Source, find_config, scaffold_text
 from .diagnostics import Aborted, DiagnosticSink
 from .format import Formatter, format_tree
@@ -350,17 +349,15 @@ def _generate(
     cache: StageCache,
     deferred: list[PendingFindings],
 ) -> WriteReport:
-    # Tools whose inputs did not change are the previous run's (toolmemo.py), and compacted
-    # schemas are reused by a digest of their input (compact.py): a run builds and compacts
+    # Tools whose inputs did not change are the previous run's (toolmemo.py): a run builds
     # only what changed.
-    memos = {stage: _memo(cache, stage) for stage in ("tools", "compact")}
-    with reusing_tools(memos["tools"]), memoized(memos["compact"]):
+    memo = _memo(cache, "tools")
+    with reusing_tools(memo):
         server, files, spec_path, output, config_file = _build(
             spec, config, options, sink, cache, deferred
         )
-    for stage, memo in memos.items():
-        if memo.missed or memo.used.keys() != memo.previous.keys():
-            cache.put(stage, cache_key(stage, "memo"), memo.used)
+    if memo.missed or memo.used.keys() != memo.previous.keys():
+        cache.put("tools", cache_key("tools", "memo"), memo.used)
     if cache.folder is None:
         cache.folder = output / CACHE_DIR
     return _render_and_write(

@@ -8,7 +8,7 @@ operation and its path item's parameters, every component they reach through `$r
 name), its name and namespace, and the options and document-level settings every tool shares.
 `ToolKeys` digests exactly that, so a key names one result.
 
-The memo (`cache.Memo`, kept in the stage cache like the compaction memo) maps a key to
+The memo (`cache.Memo`, kept in the stage cache) maps a key to
 the tool as JSON text. Only tools whose build reported nothing are kept: a warning belongs to
 every run, and a reused tool cannot say it. A hit decodes to a value equal to what the build
 would make (tests/test_toolmemo.py builds every test spec both ways).
@@ -53,12 +53,10 @@ def _refuse(value: Any) -> Any:
 
 @dataclasses.dataclass(frozen=True)
 class Reused:
-    """A memo value: the tool, whether its output schema was cut to the budget, and the keys
-    of the compactions its build looked up (kept in the compaction memo while it is reused)."""
+    """A memo value: the tool, and whether its output schema was cut to the budget."""
 
     tool: ir.Tool
     cut: bool
-    compactions: list[str]
 
 
 def decoded(found: Any) -> Reused | None:
@@ -68,8 +66,7 @@ def decoded(found: Any) -> Reused | None:
         return None
     try:
         record = json.loads(found)
-        compactions = [key for key in record["compactions"] if isinstance(key, str)]
-        return Reused(decode_tool(record["tool"]), record["cut"] is True, compactions)
+        return Reused(decode_tool(record["tool"]), record["cut"] is True)
     except (ValueError, TypeError, KeyError, AttributeError):
         return None
 

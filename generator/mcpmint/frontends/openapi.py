@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 from jsonschema import Draft202012Validator
 
 from .. import ir, naming, refs, servers_check
-from ..compact import OUTPUT_SCHEMA_MAX_BYTES, Memo, active_memo, compact, limit_depth
+from ..compact import OUTPUT_SCHEMA_MAX_BYTES, compact, limit_depth
 from ..config import Override, Selection
 from ..diagnostics import DiagnosticSink, Level
 from ..load import RawDocument
@@ -595,17 +595,13 @@ class _Builder:
         if memo is None or keys is None or keyed is None:
             return self.tool(name, namespace, op, known_schemes)
         key, closure = keyed
-        compactions = active_memo() or Memo({})  # the compaction memo (compact.py)
         reused = decoded(memo.previous.get(key))
         if reused is not None and reused.tool.name == name and reused.tool.source == op.pointer:
             memo.used[key] = memo.previous[key]
             if reused.cut:
                 self.cut_outputs.append(f"{op.method.upper()} {op.path}")
-            # Its compacted schemas stay in the compaction memo, for when it changes again.
-            compactions.keep(reused.compactions)
             return reused.tool
         items, cut = len(self.sink.items), len(self.cut_outputs)
-        looked_up = len(compactions.touched)
         tool = self.tool(name, namespace, op, known_schemes)
         # Reports about a shared component are made once, by the first tool that converts
         # it: every tool that reaches such a component counts as having reported.
@@ -615,11 +611,7 @@ class _Builder:
         if tool is None or reported:
             return tool
         try:
-            record = {
-                "tool": encode_tool(tool),
-                "cut": len(self.cut_outputs) > cut,
-                "compactions": compactions.touched[looked_up:],
-            }
+            record = {"tool": encode_tool(tool), "cut": len(self.cut_outputs) > cut}
             memo.used[key] = record_text(record)
         except (TypeError, ValueError):  # not JSON data (a NaN in an example): rebuilt
             return tool
