@@ -12,10 +12,13 @@ from jsonschema import Draft202012Validator  # type: ignore[import-untyped, unus
 
 from mcpmint import jsontext
 from mcpmint.compact import (
+    HOIST_MIN_BYTES,
     Interner,
+    _Compactor,
     _cut,
     _CutSizes,
     compact,
+    compact_within,
     inline_defs,
     limit_depth,
 )
@@ -273,6 +276,40 @@ def test_a_cuts_size_is_measured_exactly_without_making_it(cap: int) -> None:
         for depth in range(5, -1, -1):
             made = len(jsontext.compact(_cut(schema, defs, depth)))
             assert sizes.of(schema, depth) == min(made, cap + 1), (depth, made)
+
+
+def _hoisting_output() -> dict[str, Any]:
+    """Repeated subschemas (hoisted when compacted) around a reference cycle."""
+    schema = _varied_cyclic_output()
+    address = copy.deepcopy(_ADDRESS)
+    schema["properties"].update({"home": address, "work": copy.deepcopy(address)})
+    node = schema["$defs"]["Node"]
+    node["properties"]["addresses"] = {"type": "array", "items": copy.deepcopy(address)}
+    node["properties"]["billing"] = copy.deepcopy(address)
+    return schema
+
+
+@pytest.mark.parametrize("max_bytes", [10**9, 3000, 1500, 800, 300, 10])
+def test_compacting_within_a_budget_is_compacting_then_cutting(max_bytes: int) -> None:
+    """The build compacts a response schema and cuts it in one step (`compact_within`),
+    counting the compacted size from the interner's table and cutting through views of the
+    compacted schema: the result is what compacting, then `limit_depth`, gives."""
+    for schema in (_hoisting_output(), _varied_cyclic_output(), _big_cyclic_output(), _ADDRESS):
+        whole = compact(schema, min_bytes=40)
+        expected = limit_depth(whole, max_bytes)
+        got, cut = compact_within(schema, max_bytes, min_bytes=40)
+        assert json.dumps(got) == json.dumps(expected)  # the same, in the same key order
+        assert cut == (len(jsontext.compact(whole)) > max_bytes)
+
+
+def test_the_compacted_size_is_counted_without_writing_the_schema() -> None:
+    for schema in (_hoisting_output(), _varied_cyclic_output(), _big_cyclic_output()):
+        for min_bytes in (40, HOIST_MIN_BYTES, 10**6):
+            compactor = _Compactor(min_bytes)
+            if compactor.plan(schema):
+                built = compactor.build_root()
+                assert compactor.root_size() == len(jsontext.compact(built))
+                assert built == compact(schema, min_bytes=min_bytes)
 
 
 def test_a_schema_that_cannot_fit_at_any_depth_becomes_any_object() -> None:

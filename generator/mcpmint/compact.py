@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from json.encoder import encode_basestring  # what json.dumps(ensure_ascii=False) writes
 from typing import Any, Final
 
@@ -42,6 +42,7 @@ __all__ = [
     "OUTPUT_SCHEMA_MAX_BYTES",
     "Interner",
     "compact",
+    "compact_within",
     "inline_defs",
     "limit_depth",
 ]
@@ -261,8 +262,19 @@ class _Compactor:
         self._kids = self._interner._kids
         self._names: dict[int, str] = {}
         self._built: dict[int, Any] = {}
+        self._counts: dict[int, int] = {}
+        self._views: dict[tuple[int, bool], Any] = {}
+        self._root_id = -1
+        self._defs: dict[str, int] = {}  # the compacted root's `$defs`: name -> node id
 
     def run(self, root: Mapping[str, Any]) -> dict[str, Any]:
+        if not self.plan(root):
+            return dict(root)
+        return self.build_root()
+
+    def plan(self, root: Mapping[str, Any]) -> bool:
+        """Intern `root`, choose what to hoist and name it; False when compaction changes
+        nothing (nothing hoisted, nothing dropped): then the result is `root` as it is."""
         defs_in = root.get("$defs")
         defs: Mapping[str, Any] = defs_in if isinstance(defs_in, Mapping) else {}
         body = {k: v for k, v in root.items() if k != "$defs"} if defs else root
@@ -313,18 +325,72 @@ class _Compactor:
                 if kid in counts:  # only the subschemas that could be hoisted are counted
                     counts[kid] += weight
 
+        self._counts = counts
         if not hoisted and not changed:
-            return dict(root)
+            return False
         taken = set(defs)
         for ident in sorted(hoisted, key=rank.__getitem__):
             self._names[ident] = _unique(self._wanted_name(ident, labels[ident]), taken)
-        out: dict[str, Any] = self._build(root_id, top=True)
-        new_defs = {name: self._build(ident, top=True) for name, ident in def_ids.items()}
-        for ident, name in self._names.items():
-            new_defs[name] = self._build(ident, top=True)
-        if new_defs:
-            out["$defs"] = {name: new_defs[name] for name in sorted(new_defs)}
+        self._root_id = root_id
+        self._defs = {**def_ids, **{name: ident for ident, name in self._names.items()}}
+        return True
+
+    def build_root(self) -> dict[str, Any]:
+        """The compacted root (after `plan` said True)."""
+        out: dict[str, Any] = self._build(self._root_id, top=True)
+        if self._defs:
+            out["$defs"] = {
+                name: self._build(self._defs[name], top=True) for name in sorted(self._defs)
+            }
         return out
+
+    def root_size(self) -> int:
+        """`_size(self.build_root())`, counted from the interner's table (nothing is built).
+
+        Each output unit (the root, each `$defs` entry) is its interned text, which writes
+        every subschema in full, less what its hoisted subschemas' references save; a hoisted
+        subschema is referred to `counts` times in all (`plan`), each reference in exactly
+        one unit.
+        """
+        size = self._size
+        units = size[self._root_id] + sum(size[ident] for ident in self._defs.values())
+        for ident, name in self._names.items():
+            units -= self._counts[ident] * (size[ident] - self._ref_size(name))
+        if not self._defs:
+            return units
+        members = sum(_key_size(name) + 1 for name in self._defs)  # `"name":` and a comma
+        # `{...,"$defs":{"a":...,"b":...}}`: the root's closing brace becomes a comma.
+        return units + _key_size("$defs") + 1 + members + (1 if size[self._root_id] > 2 else 0)
+
+    @staticmethod
+    def _ref_size(name: str) -> int:
+        return 9 + len(encode_basestring(_DEFS_PREFIX + name))  # {"$ref":"#/$defs/<name>"}
+
+    def root_views(self) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The compacted root and its `$defs`, as a depth cut reads them (`_View`)."""
+        defs: dict[str, Any] = {
+            name: self._view(self._defs[name], top=True) for name in sorted(self._defs)
+        }
+        root = dict(self._view(self._root_id, top=True).items())
+        if defs:
+            root["$defs"] = defs
+        return root, defs
+
+    def _view(self, ident: int, *, top: bool = False) -> Any:
+        """`_build(ident, top)`, or a `_View` of it that builds only what a cut reads; the
+        same object each time it is asked for (`_CutSizes` knows parts by their ids)."""
+        key = (ident, top)
+        found = self._views.get(key)
+        if found is None:
+            obj, pairs = self._obj[ident], self._pairs[ident]
+            if not top and ident in self._names:
+                found = self._build(ident)  # {"$ref": "#/$defs/<name>"}
+            elif isinstance(obj, Mapping) and pairs is not None:
+                found = _View(self, ident)
+            else:
+                found = obj
+            self._views[key] = found
+        return found
 
     def _labelled_kids(self, ident: int, label: str) -> list[tuple[int, str]]:
         found: list[tuple[int, str]] = []
@@ -374,6 +440,69 @@ class _Compactor:
         if not top:
             self._built[ident] = out
         return out
+
+
+# The members a depth cut (`_cut`) goes down through; it copies every other one as it is.
+_CUT_MAPS: Final = frozenset(["properties", "patternProperties"])
+_CUT_LISTS: Final = frozenset(["anyOf", "oneOf", "allOf"])
+_CUT_SINGLE: Final = frozenset(["items", "additionalProperties"])
+
+
+class _View(Mapping[str, Any]):
+    """A compacted subschema as `_Compactor._build` writes it, built only where it is read:
+    the members a depth cut goes down through are views (or dicts and lists of views), the
+    others are built when asked for. A cut of a large compacted schema reads a few levels of
+    it; writing it whole first was most of Stripe's build."""
+
+    def __init__(self, compactor: _Compactor, ident: int) -> None:
+        self._compactor = compactor
+        self._ident = ident
+        self._members = dict(compactor._pairs[ident] or ())  # key -> child node id, in order
+
+    def __getitem__(self, key: str) -> Any:
+        child = self._members[key]
+        compactor = self._compactor
+        value = compactor._obj[self._ident][key]
+        view, build = compactor._view, compactor._build
+        if key in _MAPS and isinstance(value, Mapping):
+            take = view if key in _CUT_MAPS else build
+            return {name: take(kid) for name, kid in compactor._pairs[child] or ()}
+        if key in _LISTS and isinstance(value, list):
+            take = view if key in _CUT_LISTS else build
+            return [take(kid) for kid in compactor._kids[child]]
+        if key in _SINGLE and isinstance(value, Mapping):
+            return view(child) if key in _CUT_SINGLE else build(child)
+        return value
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._members)
+
+    def __len__(self) -> int:
+        return len(self._members)
+
+
+def compact_within(
+    root: Mapping[str, Any],
+    max_bytes: int = 0,
+    *,
+    min_bytes: int = HOIST_MIN_BYTES,
+    interner: Interner | None = None,
+) -> tuple[dict[str, Any], bool]:
+    """`limit_depth(compact(root, ...), max_bytes)`, and whether that cut it.
+
+    The same result, without writing out a compacted root that does not fit: its size is
+    counted from the interner's table, and its cut reads it through views (`_View`).
+    """
+    compactor = _Compactor(min_bytes, interner)
+    if not compactor.plan(root):
+        whole = dict(root)
+        if _size(whole) <= max_bytes:
+            return whole, False
+        return _deepest_cut(whole, whole.get("$defs", {}), max_bytes), True
+    if compactor.root_size() <= max_bytes:
+        return compactor.build_root(), False
+    top, defs = compactor.root_views()
+    return _deepest_cut(top, defs, max_bytes), True
 
 
 def _unique(name: str, taken: set[str]) -> str:
@@ -432,7 +561,12 @@ def limit_depth(
     """
     if _size(root) <= max_bytes:
         return dict(root)
-    defs = root.get("$defs", {})
+    return _deepest_cut(root, root.get("$defs", {}), max_bytes)
+
+
+def _deepest_cut(
+    root: Mapping[str, Any], defs: Mapping[str, Any], max_bytes: int
+) -> dict[str, Any]:
     sizes = _CutSizes(defs, max_bytes)
     for depth in range(4, -1, -1):
         # Measured before it is made: a cut that does not fit can be megabytes (Stripe's

@@ -34,7 +34,7 @@ from jsonschema import Draft202012Validator  # type: ignore[import-untyped, unus
 from referencing.exceptions import Unresolvable
 
 from mcpmint import refs
-from mcpmint.compact import Interner, compact
+from mcpmint.compact import Interner, compact, compact_within
 from mcpmint.diagnostics import DiagnosticSink
 from mcpmint.jsontext import SCALAR_TYPES
 
@@ -191,11 +191,20 @@ class SchemaRoot:
         return dict(_as_object(result))
 
     def finish(self, root: dict[str, Any]) -> dict[str, Any]:
-        """`root` plus the `$defs` every converted piece needs (none when nothing is cyclic).
+        """`root` plus the `$defs` every converted piece needs (none when nothing is cyclic),
+        compacted.
 
         In output mode the root describes `structuredContent`, which is always an object and
         never null, so `"null"` is taken off the root's own `type`.
         """
+        return compact(self._finished(root), interner=self._converter.interner)
+
+    def finish_within(self, root: dict[str, Any], max_bytes: int) -> tuple[dict[str, Any], bool]:
+        """`finish(root)` cut to the deepest levels that fit in `max_bytes` of JSON
+        (`compact.limit_depth`), and whether it was cut."""
+        return compact_within(self._finished(root), max_bytes, interner=self._converter.interner)
+
+    def _finished(self, root: dict[str, Any]) -> dict[str, Any]:
         result = dict(root)
         if self._converter.output:
             result = _drop_root_null(result)
@@ -203,9 +212,8 @@ class SchemaRoot:
         if defs:
             merged = {**result.get("$defs", {}), **defs}
             result["$defs"] = {name: merged[name] for name in sorted(merged)}
-        converter = self._converter
-        split: dict[str, Any] = _split_type_lists(result, converter.split)
-        return compact(split, interner=converter.interner)
+        split: dict[str, Any] = _split_type_lists(result, self._converter.split)
+        return split
 
 
 class _RefGraph:

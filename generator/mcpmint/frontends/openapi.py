@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 from jsonschema import Draft202012Validator
 
 from .. import ir, naming, refs, servers_check
-from ..compact import OUTPUT_SCHEMA_MAX_BYTES, compact, limit_depth
+from ..compact import OUTPUT_SCHEMA_MAX_BYTES, compact
 from ..config import Override, Selection
 from ..diagnostics import DiagnosticSink, Level
 from ..load import RawDocument
@@ -903,16 +903,13 @@ class _Builder:
                 schema = {**schema, "type": "object"}
             else:
                 schema, wrap = {"type": "object", "properties": {"result": schema}}, "result"
-            return self.within_budget(outputs.finish(schema), op), wrap, str(json_media)
+            finished, cut = outputs.finish_within(schema, OUTPUT_SCHEMA_MAX_BYTES)
+            if not cut:
+                return finished, wrap, str(json_media)
+            self.cut_outputs.append(f"{op.method.upper()} {op.path}")
+            # Cutting resolves references, which repeats what they named: compact once more.
+            return compact(finished), wrap, str(json_media)
         return None, None, ""
-
-    def within_budget(self, schema: dict[str, Any], op: _Operation) -> dict[str, Any]:
-        limited = limit_depth(schema)
-        if limited == schema:
-            return schema
-        self.cut_outputs.append(f"{op.method.upper()} {op.path}")
-        # Cutting resolves references, which repeats what they named: compact once more.
-        return compact(limited)
 
     def checked_examples(
         self, schema: dict[str, Any], candidates: list[dict[str, Any]], pointer: str
