@@ -65,13 +65,13 @@ def entries(out: Path, *stages: str) -> list[str]:
 def count_compactions(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """A one-item list counting the schema roots compacted."""
     calls = [0]
-    original = compact._Compactor.run
+    original = compact._Compactor.plan
 
     def counting(self: Any, root: Any) -> Any:
         calls[0] += 1
         return original(self, root)
 
-    monkeypatch.setattr(compact._Compactor, "run", counting)
+    monkeypatch.setattr(compact._Compactor, "plan", counting)
     return calls
 
 
