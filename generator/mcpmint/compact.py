@@ -442,10 +442,14 @@ class _Compactor:
         return out
 
 
-# The members a depth cut (`_cut`) goes down through; it copies every other one as it is.
+# The members a depth cut (`_cut`) goes down through, and those it leaves out; it copies
+# every other one as it is.
 _CUT_MAPS: Final = frozenset(["properties", "patternProperties"])
 _CUT_LISTS: Final = frozenset(["anyOf", "oneOf", "allOf"])
 _CUT_SINGLE: Final = frozenset(["items", "additionalProperties"])
+_CUT_DROPPED: Final = frozenset(
+    ["$defs", "$ref", "prefixItems", "unevaluatedProperties", "unevaluatedItems", "not"]
+)
 
 
 class _View(Mapping[str, Any]):
@@ -483,7 +487,7 @@ class _View(Mapping[str, Any]):
 
 def compact_within(
     root: Mapping[str, Any],
-    max_bytes: int = 0,
+    max_bytes: int,
     *,
     min_bytes: int = HOIST_MIN_BYTES,
     interner: Interner | None = None,
@@ -567,6 +571,7 @@ def limit_depth(
 def _deepest_cut(
     root: Mapping[str, Any], defs: Mapping[str, Any], max_bytes: int
 ) -> dict[str, Any]:
+    """The cut of `root` at the greatest depth (4 at most) whose JSON fits in `max_bytes`."""
     sizes = _CutSizes(defs, max_bytes)
     for depth in range(4, -1, -1):
         # Measured before it is made: a cut that does not fit can be megabytes (Stripe's
@@ -601,16 +606,14 @@ def _cut(node: Any, defs: Mapping[str, Any], depth: int) -> Any:
         return _shape(node, defs)
     out: dict[str, Any] = {}
     for key, value in node.items():
-        if key == "$defs" or key == "$ref":
+        if key in _CUT_DROPPED:
             continue
-        if key in ("properties", "patternProperties") and isinstance(value, Mapping):
+        if key in _CUT_MAPS and isinstance(value, Mapping):
             out[key] = {name: _cut(sub, defs, depth - 1) for name, sub in value.items()}
-        elif key in ("items", "additionalProperties") and isinstance(value, Mapping):
+        elif key in _CUT_SINGLE and isinstance(value, Mapping):
             out[key] = _cut(value, defs, depth - 1)
-        elif key in ("anyOf", "oneOf", "allOf") and isinstance(value, list):
+        elif key in _CUT_LISTS and isinstance(value, list):
             out[key] = [_cut(branch, defs, depth) for branch in value]
-        elif key in ("prefixItems", "unevaluatedProperties", "unevaluatedItems", "not"):
-            continue
         else:
             out[key] = value
     return out
@@ -664,25 +667,23 @@ class _CutSizes:
             return _size(_shape(node, self._defs))
         over = self._over
         total = 1  # "{", and "," or "}" after each member
-        for key, value in node.items():
-            if key == "$defs" or key == "$ref":
+        for key, value in node.items():  # as `_cut` goes through them
+            if key in _CUT_DROPPED:
                 continue
-            if key in ("properties", "patternProperties") and isinstance(value, Mapping):
+            if key in _CUT_MAPS and isinstance(value, Mapping):
                 size = 1 + sum(_key_size(name) + 1 for name in value) if value else 2
                 for sub in value.values():
                     size += self.of(sub, depth - 1)
                     if size > over:
                         break
-            elif key in ("items", "additionalProperties") and isinstance(value, Mapping):
+            elif key in _CUT_SINGLE and isinstance(value, Mapping):
                 size = self.of(value, depth - 1)
-            elif key in ("anyOf", "oneOf", "allOf") and isinstance(value, list):
+            elif key in _CUT_LISTS and isinstance(value, list):
                 size = 1 + len(value) if value else 2
                 for branch in value:
                     size += self.of(branch, depth)
                     if size > over:
                         break
-            elif key in ("prefixItems", "unevaluatedProperties", "unevaluatedItems", "not"):
-                continue
             else:
                 size = _leaf_size(value)
             total += _key_size(key) + size + 1
