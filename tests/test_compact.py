@@ -312,6 +312,25 @@ def test_the_compacted_size_is_counted_without_writing_the_schema() -> None:
                 assert built == compact(schema, min_bytes=min_bytes)
 
 
+@pytest.mark.parametrize(
+    "keyword",
+    ["contains", "if", "then", "else", "propertyNames", "additionalItems", "contentSchema"],
+)
+def test_a_cut_keeps_no_reference_it_cannot_resolve(keyword: str) -> None:
+    """A cut output schema has no `$defs`: a subschema the cut does not go down through (it
+    would carry `$ref`s into the cycle, or to a hoisted subschema) is left out, which only
+    makes the schema more permissive."""
+    schema = _big_cyclic_output()
+    node = schema["$defs"]["Node"]
+    node["properties"]["children"][keyword] = {"$ref": "#/$defs/Node"}
+    node["dependentSchemas"] = {"field_1": {"$ref": "#/$defs/Node"}}
+    cut, was_cut = compact_within(schema, 1500)
+    assert was_cut and "$ref" not in json.dumps(cut) and "$defs" not in cut
+    assert cut == limit_depth(compact(schema), 1500)
+    assert keyword not in json.dumps(cut) and "dependentSchemas" not in json.dumps(cut)
+    Draft202012Validator.check_schema(cut)
+
+
 def test_a_schema_that_cannot_fit_at_any_depth_becomes_any_object() -> None:
     assert limit_depth(_big_cyclic_output(), 10) == {"type": "object"}
 

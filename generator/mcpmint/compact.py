@@ -442,13 +442,17 @@ class _Compactor:
         return out
 
 
-# The members a depth cut (`_cut`) goes down through, and those it leaves out; it copies
-# every other one as it is.
+# The members a depth cut (`_cut`) goes down through, and those it leaves out: every other
+# subschema (a cut has no `$defs`, so what it copies must hold no `$ref`; leaving a keyword
+# out only makes the schema more permissive). Data members are copied as they are.
 _CUT_MAPS: Final = frozenset(["properties", "patternProperties"])
 _CUT_LISTS: Final = frozenset(["anyOf", "oneOf", "allOf"])
 _CUT_SINGLE: Final = frozenset(["items", "additionalProperties"])
-_CUT_DROPPED: Final = frozenset(
-    ["$defs", "$ref", "prefixItems", "unevaluatedProperties", "unevaluatedItems", "not"]
+_CUT_DROPPED: Final = (
+    frozenset(["$defs", "$ref"])
+    | (_MAPS - _CUT_MAPS)
+    | (_LISTS - _CUT_LISTS)
+    | (_SINGLE - _CUT_SINGLE)
 )
 
 
@@ -561,7 +565,8 @@ def limit_depth(
     schema may always be (results are checked against it). Used for output schemas, which for
     some APIs (Stripe: 450 KB per operation through one 92-schema reference cycle) would
     otherwise dwarf everything else a model is shown. References are resolved while cutting, so
-    the result has no `$defs`.
+    the result has no `$defs`; the cut follows properties, items, additional properties and
+    `anyOf`/`oneOf`/`allOf`, and leaves out every other subschema (`if`, `contains`, ...).
     """
     if _size(root) <= max_bytes:
         return dict(root)
