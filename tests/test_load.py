@@ -361,6 +361,40 @@ def test_duplicate_json_key_warns_at_its_pointer(tmp_path: Path) -> None:
     assert [d.location for d in sink.warnings] == [f"{spec.as_posix()}#/info/title"]
 
 
+def test_json_duplicate_keys_and_broken_refs_are_reported_in_document_order(
+    tmp_path: Path,
+) -> None:
+    """One walk of a JSON document checks it and finds its `$ref`s, depth first in document
+    order: the warnings come in the order a reader meets them."""
+    text = json.dumps(
+        {
+            "openapi": "3.0.3",
+            "paths": {
+                "/a": {"get": {"responses": {"200": {"$ref": "#/nope/first"}}}},
+                "/b": {"get": {"responses": {"200": {"$ref": "#/nope/second"}}}},
+            },
+            "components": {"schemas": {"A": {"$ref": "#/nope/third"}}},
+        }
+    )
+    text = text.replace('"openapi"', '"x-one": 1, "x-one": 2, "openapi"', 1)
+    text = text.replace('"/a": {', '"/a": {"x-two": 1, "x-two": 2, ', 1)
+    text = text.replace('"/b": {', '"/b": {"x-three": 1, "x-three": 2, ', 1)
+    spec = write(tmp_path / "spec.json", text)
+
+    document, sink = load(spec)
+
+    assert document is not None
+    found = [(d.location.split("#")[-1], d.message.split(":")[0]) for d in sink.warnings]
+    assert found == [
+        ("/x-one", "duplicate key 'x-one'"),
+        ("/paths/~1a/x-two", "duplicate key 'x-two'"),
+        ("/paths/~1b/x-three", "duplicate key 'x-three'"),
+        ("/paths/~1a/get/responses/200/$ref", "broken $ref '#/nope/first'"),
+        ("/paths/~1b/get/responses/200/$ref", "broken $ref '#/nope/second'"),
+        ("/components/schemas/A/$ref", "broken $ref '#/nope/third'"),
+    ]
+
+
 def test_top_level_that_is_not_a_mapping_is_an_error(tmp_path: Path) -> None:
     spec = write(tmp_path / "spec.yaml", "- openapi: 3.0.3\n")
 

@@ -23,7 +23,7 @@ import posixpath
 import re
 import stat
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -178,6 +178,9 @@ class _File:
     display: str
     data: Any
     source: _Source
+    # The objects holding a string `$ref`, with their places, in document order, when the
+    # parse collected them (JSON); None: `_resolve_refs` walks the data to find them.
+    refs: list[tuple[dict[str, Any], _Place]] | None = None
 
 
 def _pack(mark: Any) -> int:
@@ -256,16 +259,18 @@ class _Bundler:
             return self.files[real]
         self.files[real] = None
         try:
-            data, source = self._read(real, display, referrer)
+            data, source, refs = self._read(real, display, referrer)
         except _Refused as exc:
             self.sink.error(exc.location, exc.message, exc.hint)
             return None
-        file = _File(real, key, display, data, source)
+        file = _File(real, key, display, data, source, refs)
         self.files[real] = file
         self.queue.append(file)
         return file
 
-    def _read(self, real: str, display: str, referrer: str | None) -> tuple[Any, _Source]:
+    def _read(
+        self, real: str, display: str, referrer: str | None
+    ) -> tuple[Any, _Source, list[tuple[dict[str, Any], _Place]] | None]:
         where = referrer or display
         try:
             info = os.stat(real)
@@ -297,14 +302,15 @@ class _Bundler:
             raise _Refused(display, f"{display} changed while it was being read")
         self.bytes_read += len(raw)
         text = _decode(raw, display)
+        refs: list[tuple[dict[str, Any], _Place]] = []
         if real.lower().endswith(".json"):
-            return _parse_json(text, display, self.limits, self.sink)
+            return (*_parse_json(text, display, self.limits, self.sink, refs), refs)
         if text.lstrip().startswith("{"):
             try:
-                return _parse_json(text, display, self.limits, self.sink)
+                return (*_parse_json(text, display, self.limits, self.sink, refs), refs)
             except _Refused:
                 pass  # a YAML flow mapping is not necessarily JSON
-        return _parse_yaml(text, display, self.limits, self.sink)
+        return (*_parse_yaml(text, display, self.limits, self.sink), None)
 
     def _display(self, real: str) -> str:
         relative = Path(os.path.relpath(real, self.entry_dir)).as_posix()
@@ -312,38 +318,20 @@ class _Bundler:
 
     # ------------------------------------------------------------------ $ref resolution
     def _resolve_refs(self, file: _File) -> None:
-        # YAML aliases can share one container between places: visit each container once, or
-        # a ref would be rewritten twice.
-        seen: set[int] = set()
         # A ref that resolved without a word is the same pointer wherever it appears (GitHub:
         # 10,460 refs, 1,413 distinct): resolved once. One that warned or failed is resolved
         # at each place, so that each place gets its own diagnostic.
         clean: dict[str, str] = {}
-        stack: list[tuple[Any, _Place]] = [(file.data, None)]
-        while stack:
-            node, place = stack.pop()
-            if id(node) in seen:
-                continue
-            seen.add(id(node))
-            if isinstance(node, dict):
-                ref = node.get("$ref")
-                if isinstance(ref, str):
-                    new = clean.get(ref)
-                    if new is None:
-                        reported = len(self.sink.items)
-                        new = self._resolve(file, ref, _pointer((place, "$ref")))
-                        if new is not None and len(self.sink.items) == reported:
-                            clean[ref] = new
-                    if new is not None:
-                        node["$ref"] = new
-                children = [(v, (place, k)) for k, v in node.items() if isinstance(v, (dict, list))]
-            elif isinstance(node, list):
-                children = [
-                    (v, (place, i)) for i, v in enumerate(node) if isinstance(v, (dict, list))
-                ]
-            else:
-                continue
-            stack.extend(reversed(children))
+        for node, place in _ref_holders(file):
+            ref = node["$ref"]
+            new = clean.get(ref)
+            if new is None:
+                reported = len(self.sink.items)
+                new = self._resolve(file, ref, _pointer((place, "$ref")))
+                if new is not None and len(self.sink.items) == reported:
+                    clean[ref] = new
+            if new is not None:
+                node["$ref"] = new
 
     def _resolve(self, file: _File, ref: str, pointer: str) -> str | None:
         """The local pointer that replaces `ref`, or None (error reported)."""
@@ -458,6 +446,32 @@ def _decode(raw: bytes, display: str) -> str:
 _Place = tuple[Any, "str | int"] | None
 
 
+def _ref_holders(file: _File) -> Iterator[tuple[dict[str, Any], _Place]]:
+    """The objects of `file` holding a string `$ref`, with their places, in document order
+    (depth first): the ones its JSON parse collected, or found by a walk (YAML)."""
+    if file.refs is not None:
+        yield from file.refs
+        return
+    # YAML aliases can share one container between places: visit each container once, or a
+    # ref would be rewritten twice.
+    seen: set[int] = set()
+    stack: list[tuple[Any, _Place]] = [(file.data, None)]
+    while stack:
+        node, place = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, dict):
+            if isinstance(node.get("$ref"), str):
+                yield node, place
+            children = [(v, (place, k)) for k, v in node.items() if isinstance(v, (dict, list))]
+        elif isinstance(node, list):
+            children = [(v, (place, i)) for i, v in enumerate(node) if isinstance(v, (dict, list))]
+        else:
+            continue
+        stack.extend(reversed(children))
+
+
 def _pointer(place: _Place) -> str:
     """The JSON pointer (without `#`) of `place`."""
     tokens: list[str] = []
@@ -469,8 +483,14 @@ def _pointer(place: _Place) -> str:
 
 # ---------------------------------------------------------------------- JSON
 def _parse_json(
-    text: str, display: str, limits: Limits, sink: DiagnosticSink
+    text: str,
+    display: str,
+    limits: Limits,
+    sink: DiagnosticSink,
+    refs: list[tuple[dict[str, Any], _Place]] | None = None,
 ) -> tuple[Any, _Source]:
+    """The data of JSON `text` and its source; `refs`, when given, receives the objects that
+    hold a string `$ref`, with their places, in document order."""
     duplicates: dict[int, list[str]] = {}
 
     def pairs_hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -496,7 +516,7 @@ def _parse_json(
         where = _too_deep_at(text, limits.max_depth)
         raise _Refused(f"{display}:{where}", _depth_message(limits), _DEPTH_HINT) from None
     source = _Source(display, None)
-    _check_json(data, limits, duplicates, source, sink)
+    _check_json(data, limits, duplicates, source, sink, refs)
     return data, source
 
 
@@ -541,13 +561,18 @@ def _check_json(
     duplicates: dict[int, list[str]],
     source: _Source,
     sink: DiagnosticSink,
+    refs: list[tuple[dict[str, Any], _Place]] | None,
 ) -> None:
+    """The limits, and a warning for each duplicate key, in document order (depth first);
+    the objects holding a string `$ref` into `refs` on the way (one walk instead of two)."""
     count = 1
     stack: list[tuple[Any, _Place, int]] = [(data, None, 0)]
     while stack:
         node, place, depth = stack.pop()
         if isinstance(node, dict):
             items: Any = node.items()
+            if refs is not None and isinstance(node.get("$ref"), str):
+                refs.append((node, place))
             for key in duplicates.get(id(node), ()):
                 sink.warning(
                     source.locate(_pointer((place, key))),
@@ -563,9 +588,8 @@ def _check_json(
         count += len(node)
         if count > limits.max_nodes:
             raise _Refused(source.locate(_pointer(place)), _nodes_message(limits), _NODES_HINT)
-        for key, value in items:
-            if isinstance(value, (dict, list)):
-                stack.append((value, (place, key), depth + 1))
+        children = [(v, (place, k), depth + 1) for k, v in items if isinstance(v, (dict, list))]
+        stack.extend(reversed(children))
 
 
 _NODES_HINT = "the document is too large to process safely"
