@@ -100,7 +100,13 @@ async def test_tools_list_matches_the_snapshot(mode: str) -> None:
     # Each listed definition against the digest of what the generator wrote in tools.json.
     dumped = [tool.model_dump(by_alias=True, exclude_none=True, mode="json") for tool in tools]
     listed = [{"name": tool["name"], "sha256": digest(tool)} for tool in dumped]
-    assert listed == CASES["toolsList"]
+    recorded = {entry["name"]: entry["sha256"] for entry in CASES["toolsList"]}
+    differing = [
+        entry["name"] for entry in listed if recorded.get(entry["name"]) != entry["sha256"]
+    ]
+    assert listed == CASES["toolsList"], (
+        f"tools listed unlike the generator made them (tools.json): {differing[:10]}"
+    )
 
 
 @pytest.mark.parametrize("name", sorted(CASES["calls"]))
