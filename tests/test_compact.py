@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import random
 from pathlib import Path
 from typing import Any
 
@@ -300,6 +301,93 @@ def test_compacting_within_a_budget_is_compacting_then_cutting(max_bytes: int) -
         got, cut = compact_within(schema, max_bytes, min_bytes=40)
         assert json.dumps(got) == json.dumps(expected)  # the same, in the same key order
         assert cut == (len(jsontext.compact(whole)) > max_bytes)
+
+
+_OTHER_SUBSCHEMAS = ["not", "if", "then", "else", "contains", "propertyNames", "additionalItems"]
+
+
+def _random_schema(rng: random.Random, depth: int, defs: list[str], *, branch: bool = False) -> Any:
+    """A schema with repeats to hoist, references (some with siblings) into `defs`, type
+    lists, titles repeated as descriptions, boolean schemas and every keyword a cut treats
+    in its own way. A branch of `anyOf`/`oneOf`/`allOf` is never a bare reference: a cycle
+    through those alone describes nothing (the converter refuses it), and a cut of it would
+    never end."""
+    if depth <= 0 or rng.random() < 0.2:
+        choice = rng.random()
+        if choice < 0.3 and defs and not branch:
+            ref: dict[str, Any] = {"$ref": "#/$defs/" + rng.choice(defs)}
+            if rng.random() < 0.3:
+                ref["description"] = f"sibling {rng.randint(0, 3)}"
+            return ref
+        if choice < 0.4:
+            return rng.choice([True, False]) if rng.random() < 0.3 else {}
+        leaf: dict[str, Any] = {
+            "type": rng.choice(["string", "integer", "number", "boolean", ["string", "null"]]),
+            "description": rng.choice(["a", "b", "long text " * rng.randint(1, 20)]),
+        }
+        if rng.random() < 0.2:
+            leaf["enum"] = ["x", "y"]
+        if rng.random() < 0.05:
+            leaf["minimum"] = 1e-05
+        return leaf
+    node: dict[str, Any] = {}
+    if rng.random() < 0.3:
+        node["title"] = rng.choice(["Thing", "Other"])
+        if rng.random() < 0.5:
+            node["description"] = node["title"]
+    kind = rng.random()
+    if kind < 0.5:
+        node["type"] = "object"
+        node["properties"] = {
+            f"p{i}": _random_schema(rng, depth - 1, defs) for i in range(rng.randint(0, 5))
+        }
+        if rng.random() < 0.3:
+            node["additionalProperties"] = rng.choice([False, _random_schema(rng, depth - 1, defs)])
+        if rng.random() < 0.1:
+            node["patternProperties"] = {"^x": _random_schema(rng, depth - 1, defs)}
+        if rng.random() < 0.1:
+            node["dependentSchemas"] = {"p0": _random_schema(rng, depth - 1, defs)}
+    elif kind < 0.7:
+        node["type"] = "array"
+        node["items"] = _random_schema(rng, depth - 1, defs)
+        if rng.random() < 0.1:
+            node["prefixItems"] = [_random_schema(rng, depth - 1, defs)]
+    else:
+        branches = [
+            _random_schema(rng, depth - 1, defs, branch=True) for _ in range(rng.randint(0, 3))
+        ]
+        node[rng.choice(["anyOf", "oneOf", "allOf"])] = branches
+    if rng.random() < 0.1:
+        node[rng.choice(_OTHER_SUBSCHEMAS)] = _random_schema(rng, depth - 1, defs)
+    return node
+
+
+def test_compacting_within_a_budget_matches_on_random_schemas() -> None:
+    """`compact_within` against compacting, then `limit_depth`, on 100 random roots (fixed
+    seeds), at three hoisting thresholds and budgets around each compacted size."""
+    compared = 0
+    for seed in range(100):
+        rng = random.Random(seed)
+        names = [f"D{i}" for i in range(rng.randint(0, 3))]
+        defs = {name: _random_schema(rng, 4, names) for name in names}
+        shared = _random_schema(rng, 3, names)
+        properties = {
+            f"r{i}": shared if rng.random() < 0.5 else _random_schema(rng, 5, names)
+            for i in range(rng.randint(1, 6))
+        }
+        root: dict[str, Any] = {"type": "object", "properties": properties}
+        if defs:
+            root["$defs"] = defs
+        for min_bytes in (20, 60, HOIST_MIN_BYTES):
+            whole = compact(root, min_bytes=min_bytes)
+            size = len(jsontext.compact(whole))
+            for budget in sorted({10, size // 4, size // 2, size - 1, size, size + 5}):
+                got, cut = compact_within(root, budget, min_bytes=min_bytes)
+                expected = limit_depth(whole, budget)
+                assert json.dumps(got) == json.dumps(expected), (seed, min_bytes, budget)
+                assert cut == (size > budget), (seed, min_bytes, budget)
+                compared += 1
+    assert compared > 1500
 
 
 def test_the_compacted_size_is_counted_without_writing_the_schema() -> None:
