@@ -184,6 +184,44 @@ def test_one_changed_tool_makes_one_group_again_and_the_bytes_of_a_cold_run(
     assert calls == [] and tree_digest(work / "out") == expected
 
 
+def test_the_plain_classes_merge_as_the_first_module_would() -> None:
+    """The plain-classes module is read from its layout, not parsed: the merge is the one of
+    the same module passed first, when a later module defines one of its classes the same
+    way (kept once), differently (renamed) and when one of its names is imported elsewhere."""
+    defs = {
+        "PetArguments": {
+            "type": "object",
+            "properties": {"name": {"type": "string"}, "kind": {"enum": ["a"], "type": "string"}},
+            "required": ["name"],
+            "additionalProperties": False,
+        },
+        "OwnerArguments": {
+            "type": "object",
+            "properties": {"age": {"type": "integer"}},
+            "additionalProperties": False,
+        },
+    }
+    names = {"pet": ("PetArguments", ""), "owner": ("OwnerArguments", "")}
+    plain, rest = models.plain_classes(dict(defs), names)
+    assert rest == {"pet": ("", ""), "owner": ("", "")} and plain.count("class ") == 2
+    same = models.plain_class("OwnerArguments", defs["OwnerArguments"])
+    assert same is not None
+    header = (
+        "from __future__ import annotations\n\nfrom pydantic import BaseModel, ConfigDict\n\n\n"
+    )
+    groups = [
+        header + same + "\n\n" + "class Other(BaseModel):\n    owner: OwnerArguments\n",
+        header + "class PetArguments(BaseModel):\n    name: int\n",
+    ]
+    merged = models.merge_modules(groups, plain=plain)
+    assert merged == models.merge_modules([plain, *groups])
+    assert merged.count("class OwnerArguments(") == 1 and "class PetArgumentsG3(" in merged
+    assert models.audit(merged) == ""
+    imported = header.replace("BaseModel, ConfigDict", "BaseModel, ConfigDict, PetArguments")
+    clash = [imported + "class Other(BaseModel):\n    x: int\n"]
+    assert models.merge_modules(clash, plain=plain) == models.merge_modules([plain, *clash])
+
+
 def test_merge_modules_renames_through_references_until_nothing_clashes() -> None:
     first = (
         "from __future__ import annotations\n\nfrom pydantic import BaseModel, Field\n\n\n"

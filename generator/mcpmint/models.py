@@ -180,14 +180,14 @@ class PendingModels:
         sources = [source for source in self.sources if source]
         if len(sources) < len(self.sources):
             return ""  # the errors are in the sink
-        if self.plain:
-            sources.insert(0, self.plain)
         if self.merged is not None:
             source = self.merged
-        elif len(sources) == 1:
+        elif not sources:
+            source = self.plain
+        elif len(sources) == 1 and not self.plain:
             source = sources[0]
         else:
-            source = merge_modules(sources)
+            source = merge_modules(sources, plain=self.plain)
             if self.cache is not None:
                 self.cache.put("models_merged", self.merged_key, source)
         names = self.names
@@ -371,7 +371,7 @@ def _def_refs(node: Any) -> set[str]:
     return {t[len("#/$defs/") :] for t in ref_targets(node) if t.startswith("#/$defs/")}
 
 
-def merge_modules(sources: list[str]) -> str:
+def merge_modules(sources: list[str], plain: str = "") -> str:
     """One module from several audited model modules (one per group), in order.
 
     A class defined the same way in an earlier module (a component two groups use) is kept
@@ -379,35 +379,42 @@ def merge_modules(sources: list[str]) -> str:
     nested object after its property, so two groups may both have an `Owner`) is renamed,
     with every reference to it in its own module, until nothing clashes; only statements that
     mention a renamed class are rewritten (`ast.unparse`; the one ruff pass formats them).
+
+    `plain`, the module `plain_classes` writes, comes first, as if it were the first of
+    `sources`, but read from its known layout instead of parsed (a third of the merge on
+    GitHub): its classes are distinct tool classes, so only a later module's class of the
+    same name is ever compared with one, parsed then.
     """
+    plain_imports, plain_defs = _plain_parts(plain) if plain else ([], {})
     trees = [ast.parse(source) for source in sources]
     # Imported names are one namespace with the classes: a module without pydantic's `Field`
     # in use may call a class `Field`, which the merged module imports for the others.
+    import_statements = [
+        *plain_imports,
+        *(s for tree in trees for s in tree.body if isinstance(s, ast.ImportFrom)),
+    ]
     imports: dict[str, set[str]] = {}
-    for tree in trees:
-        for statement in tree.body:
-            if isinstance(statement, ast.ImportFrom):
-                aliases = imports.setdefault(statement.module or "", set())
-                aliases.update(_alias_text(alias) for alias in statement.names)
-    imported = {
-        alias.asname or alias.name
-        for tree in trees
-        for statement in tree.body
-        if isinstance(statement, ast.ImportFrom)
-        for alias in statement.names
-    }
-    defined: dict[str, ast.stmt] = {}  # class name -> its definition, as kept
-    classes_at: list[bool] = []  # whether each piece of `body` is a class
+    for line in import_statements:
+        aliases = imports.setdefault(line.module or "", set())
+        aliases.update(_alias_text(alias) for alias in line.names)
+    imported = {alias.asname or alias.name for line in import_statements for alias in line.names}
+    if not imported.isdisjoint(plain_defs):  # a plain class to rename: merge it as parsed
+        return merge_modules([plain, *sources])
+    # Class name -> its definition, as kept (a plain class's text until it is compared).
+    defined: dict[str, ast.stmt | str] = dict(plain_defs)
+    classes_at: list[bool] = [True] * len(plain_defs)  # whether each piece of `body` is a class
     dumps: dict[str, str] = {}  # class name -> `ast.dump` of that, made when first compared
 
     def kept_dump(name: str) -> str:
         if name not in dumps:
-            dumps[name] = ast.dump(defined[name])
+            kept = defined[name]
+            dumps[name] = ast.dump(ast.parse(kept).body[0] if isinstance(kept, str) else kept)
         return dumps[name]
 
-    taken: set[str] = set(imported)
-    body: list[str] = []
-    for index, (source, tree) in enumerate(zip(sources, trees, strict=True), start=1):
+    taken: set[str] = set(imported) | set(plain_defs)
+    body: list[str] = [text.rstrip() for text in plain_defs.values()]
+    first = 2 if plain else 1  # the plain module is the first
+    for index, (source, tree) in enumerate(zip(sources, trees, strict=True), start=first):
         lines = source.splitlines(keepends=True)
         texts = {id(node): _statement_text(node, lines) for node in tree.body}
         classes = [node for node in tree.body if isinstance(node, ast.ClassDef)]
@@ -453,6 +460,18 @@ def merge_modules(sources: list[str]) -> str:
         together = not classes_at[index] and not classes_at[index - 1]
         text += ("\n" if together else "\n\n\n") + body[index]
     return head + "\n\n" + text + "\n"
+
+
+def _plain_parts(module: str) -> tuple[list[ast.ImportFrom], dict[str, str]]:
+    """The imports and the classes (name -> text) of a module `plain_classes` wrote: its
+    imports, then classes of no blank line each, two blank lines apart."""
+    head, _, classes = module.partition("\n\n\nclass ")
+    imports = [s for s in ast.parse(head).body if isinstance(s, ast.ImportFrom)]
+    found: dict[str, str] = {}
+    for text in ("class " + classes).split("\n\n\n"):
+        name = text[len("class ") : text.index("(")]
+        found[name] = text
+    return imports, found
 
 
 def _alias_text(alias: ast.alias) -> str:
