@@ -185,8 +185,8 @@ def test_one_changed_tool_makes_one_group_again_and_the_bytes_of_a_cold_run(
 
 
 def test_the_plain_classes_merge_as_the_first_module_would() -> None:
-    """The plain-classes module is read from its layout, not parsed: the merge is the one of
-    the same module passed first, when a later module defines one of its classes the same
+    """The plain classes are merged without being parsed: the merge is the one of their
+    module passed first, when a later module defines one of its classes the same
     way (kept once), differently (renamed) and when one of its names is imported elsewhere."""
     defs = {
         "PetArguments": {
@@ -203,7 +203,8 @@ def test_the_plain_classes_merge_as_the_first_module_would() -> None:
     }
     names = {"pet": ("PetArguments", ""), "owner": ("OwnerArguments", "")}
     plain, rest = models.plain_classes(dict(defs), names)
-    assert rest == {"pet": ("", ""), "owner": ("", "")} and plain.count("class ") == 2
+    assert rest == {"pet": ("", ""), "owner": ("", "")} and len(plain) == 2
+    module = models.plain_module(plain)  # as datamodel-code-generator would lay it out
     same = models.plain_class("OwnerArguments", defs["OwnerArguments"])
     assert same is not None
     header = (
@@ -214,12 +215,12 @@ def test_the_plain_classes_merge_as_the_first_module_would() -> None:
         header + "class PetArguments(BaseModel):\n    name: int\n",
     ]
     merged = models.merge_modules(groups, plain=plain)
-    assert merged == models.merge_modules([plain, *groups])
+    assert merged == models.merge_modules([module, *groups])
     assert merged.count("class OwnerArguments(") == 1 and "class PetArgumentsG3(" in merged
     assert models.audit(merged) == ""
     imported = header.replace("BaseModel, ConfigDict", "BaseModel, ConfigDict, PetArguments")
     clash = [imported + "class Other(BaseModel):\n    x: int\n"]
-    assert models.merge_modules(clash, plain=plain) == models.merge_modules([plain, *clash])
+    assert models.merge_modules(clash, plain=plain) == models.merge_modules([module, *clash])
 
 
 def test_merge_modules_renames_through_references_until_nothing_clashes() -> None:

@@ -133,6 +133,7 @@ class PendingModels:
         self.server, self.cache, self.every_result = server, cache, every_result
         # Plain classes are written here; datamodel-code-generator makes the others.
         self.plain, rest = plain_classes(document["$defs"], self.names)
+        plain_text = plain_module(self.plain)
         groups = GROUPS if len(server.tools) >= GROUP_MIN_TOOLS else 1
         texts = [json.dumps(part, sort_keys=True) for part in _split(document, rest, groups)]
         self.keys = [
@@ -142,7 +143,7 @@ class PendingModels:
         # Several modules are merged once, and the merged module is kept too ("models_merged",
         # by the groups' keys and the plain classes), so a run where none changed reads it.
         modules = len(self.keys) + (1 if self.plain else 0)
-        plain_digest = hashlib.sha256(self.plain.encode("utf-8")).hexdigest()
+        plain_digest = hashlib.sha256(plain_text.encode("utf-8")).hexdigest()
         self.merged_key = cache_key("models_merged", self.keys, plain_digest) if modules > 1 else ""
         stored = [cache.get("models", key) if cache is not None else None for key in self.keys]
         merged = cache.get("models_merged", self.merged_key) if cache and self.merged_key else None
@@ -183,7 +184,7 @@ class PendingModels:
         if self.merged is not None:
             source = self.merged
         elif not sources:
-            source = self.plain
+            source = plain_module(self.plain)
         elif len(sources) == 1 and not self.plain:
             source = sources[0]
         else:
@@ -232,10 +233,10 @@ _CLOSED = ("    model_config = ConfigDict(", "        extra='forbid',", "    )")
 
 def plain_classes(
     defs: dict[str, Any], names: Mapping[str, tuple[str, str]]
-) -> tuple[str, dict[str, tuple[str, str]]]:
-    """The module of every tool class in `defs` that `plain_class` can write (taken out of
+) -> tuple[dict[str, str], dict[str, tuple[str, str]]]:
+    """Every tool class in `defs` that `plain_class` can write, by name, as text (taken out of
     `defs`), and `names` with those classes left out (what datamodel-code-generator makes)."""
-    written: list[str] = []
+    written: dict[str, str] = {}
     rest: dict[str, tuple[str, str]] = {}
     for tool, pair in names.items():
         kept = []
@@ -244,17 +245,31 @@ def plain_classes(
             if text is None:
                 kept.append(class_name)
             else:
-                written.append(text)
+                written[class_name] = text
                 del defs[class_name]
                 kept.append("")
         rest[tool] = (kept[0], kept[1])
-    if not written:
-        return "", rest
-    body = "\n\n".join(written)
-    imports = ["from pydantic import BaseModel, ConfigDict\n"]
-    if "Literal[" in body:
-        imports.insert(0, "from typing import Literal\n\n")
-    return _PLAIN_HEADER + "".join(imports) + "\n\n" + body, rest
+    return written, rest
+
+
+def plain_imports(classes: Mapping[str, str]) -> dict[str, set[str]]:
+    """What the plain `classes` import, by module."""
+    imports = {"__future__": {"annotations"}, "pydantic": {"BaseModel", "ConfigDict"}}
+    if any("Literal[" in text for text in classes.values()):
+        imports["typing"] = {"Literal"}
+    return imports
+
+
+def plain_module(classes: Mapping[str, str]) -> str:
+    """The module of the plain `classes` ("" for none), as datamodel-code-generator would
+    lay it out."""
+    if not classes:
+        return ""
+    imports = plain_imports(classes)
+    lines = ["from pydantic import BaseModel, ConfigDict\n"]
+    if "typing" in imports:
+        lines.insert(0, "from typing import Literal\n\n")
+    return _PLAIN_HEADER + "".join(lines) + "\n\n" + "\n\n".join(classes.values())
 
 
 def plain_class(name: str, schema: Any) -> str | None:
@@ -371,7 +386,7 @@ def _def_refs(node: Any) -> set[str]:
     return {t[len("#/$defs/") :] for t in ref_targets(node) if t.startswith("#/$defs/")}
 
 
-def merge_modules(sources: list[str], plain: str = "") -> str:
+def merge_modules(sources: list[str], plain: Mapping[str, str] | None = None) -> str:
     """One module from several audited model modules (one per group), in order.
 
     A class defined the same way in an earlier module (a component two groups use) is kept
@@ -380,26 +395,24 @@ def merge_modules(sources: list[str], plain: str = "") -> str:
     with every reference to it in its own module, until nothing clashes; only statements that
     mention a renamed class are rewritten (`ast.unparse`; the one ruff pass formats them).
 
-    `plain`, the module `plain_classes` writes, comes first, as if it were the first of
-    `sources`, but read from its known layout instead of parsed (a third of the merge on
-    GitHub): its classes are distinct tool classes, so only a later module's class of the
-    same name is ever compared with one, parsed then.
+    `plain` (`plain_classes`, by name) come first, as the first of `sources` would, without
+    being parsed (a third of the merge on GitHub): they are distinct tool classes, so only a
+    later module's class of the same name is ever compared with one, parsed then.
     """
-    plain_imports, plain_defs = _plain_parts(plain) if plain else ([], {})
+    plain_defs = dict(plain or {})
     trees = [ast.parse(source) for source in sources]
     # Imported names are one namespace with the classes: a module without pydantic's `Field`
     # in use may call a class `Field`, which the merged module imports for the others.
-    import_statements = [
-        *plain_imports,
-        *(s for tree in trees for s in tree.body if isinstance(s, ast.ImportFrom)),
-    ]
-    imports: dict[str, set[str]] = {}
-    for line in import_statements:
-        aliases = imports.setdefault(line.module or "", set())
-        aliases.update(_alias_text(alias) for alias in line.names)
-    imported = {alias.asname or alias.name for line in import_statements for alias in line.names}
+    imports: dict[str, set[str]] = plain_imports(plain_defs) if plain_defs else {}
+    imported = {name for names in imports.values() for name in names}
+    for tree in trees:
+        for statement in tree.body:
+            if isinstance(statement, ast.ImportFrom):
+                aliases = imports.setdefault(statement.module or "", set())
+                aliases.update(_alias_text(alias) for alias in statement.names)
+                imported.update(alias.asname or alias.name for alias in statement.names)
     if not imported.isdisjoint(plain_defs):  # a plain class to rename: merge it as parsed
-        return merge_modules([plain, *sources])
+        return merge_modules([plain_module(plain_defs), *sources])
     # Class name -> its definition, as kept (a plain class's text until it is compared).
     defined: dict[str, ast.stmt | str] = dict(plain_defs)
     classes_at: list[bool] = [True] * len(plain_defs)  # whether each piece of `body` is a class
@@ -413,7 +426,7 @@ def merge_modules(sources: list[str], plain: str = "") -> str:
 
     taken: set[str] = set(imported) | set(plain_defs)
     body: list[str] = [text.rstrip() for text in plain_defs.values()]
-    first = 2 if plain else 1  # the plain module is the first
+    first = 2 if plain_defs else 1  # the plain classes are the first module
     for index, (source, tree) in enumerate(zip(sources, trees, strict=True), start=first):
         lines = source.splitlines(keepends=True)
         texts = {id(node): _statement_text(node, lines) for node in tree.body}
@@ -460,18 +473,6 @@ def merge_modules(sources: list[str], plain: str = "") -> str:
         together = not classes_at[index] and not classes_at[index - 1]
         text += ("\n" if together else "\n\n\n") + body[index]
     return head + "\n\n" + text + "\n"
-
-
-def _plain_parts(module: str) -> tuple[list[ast.ImportFrom], dict[str, str]]:
-    """The imports and the classes (name -> text) of a module `plain_classes` wrote: its
-    imports, then classes of no blank line each, two blank lines apart."""
-    head, _, classes = module.partition("\n\n\nclass ")
-    imports = [s for s in ast.parse(head).body if isinstance(s, ast.ImportFrom)]
-    found: dict[str, str] = {}
-    for text in ("class " + classes).split("\n\n\n"):
-        name = text[len("class ") : text.index("(")]
-        found[name] = text
-    return imports, found
 
 
 def _alias_text(alias: ast.alias) -> str:
