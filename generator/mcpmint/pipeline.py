@@ -463,8 +463,8 @@ def _render_and_write(
     if config is None:
         _warn_unused_config(output, tree, sink)
     old_lock = previous_lock(output, sink)
-    new_lock = tree.lock if tree.lock is not None else parse_lock(tree.generated[LOCK_FILE])
-    changes = [] if old_lock is None else diff_locks(old_lock, new_lock)
+    assert tree.lock is not None  # render_server keeps the document the lock was written from
+    changes = [] if old_lock is None else diff_locks(old_lock, tree.lock)
     if has_breaking(changes) and not options.accept_breaking and not options.check:
         report = WriteReport(lock_changes=changes, blocked=True)
         report.output = output
