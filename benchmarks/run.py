@@ -10,7 +10,8 @@ subprocess), the `tools/list` size in bytes and estimated tokens (bytes / 4), al
 in its generated source. The two generators run `--repeat` times each (default 5), one after
 the other in turn, each into a new folder: one machine's speed drifts by 10-20% within
 minutes, so a single run of each can put the ratio anywhere between two of its values; the
-table gives each one's median and range, and mcpmint's median over the peer's median.
+table gives each one's median and range, and the median and range of mcpmint's time over the
+peer's in each pair of runs made one right after the other.
 Prints a Markdown table for docs/benchmarks.md. Then, unless
 `--no-servers`, `peers.py` runs each generated server (and FastMCP's `from_openapi`) over stdio:
 start-up to the first tools/list, peak memory, per-call overhead; a second table.
