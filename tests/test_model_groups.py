@@ -307,6 +307,85 @@ def test_plain_classes_are_what_datamodel_code_generator_writes() -> None:
         assert models.plain_class(name, schema) == theirs[name], name
 
 
+def _plain_shapes() -> list[Any]:
+    """Every kind of field the plain grammar allows (`models._plain_members`), nested two
+    deep: scalars, enums, open maps, unions (nulls first, last and repeated, anyOf and oneOf,
+    nested), lists and maps of each."""
+    leaves: list[Any] = [{"type": kind} for kind in ("string", "integer", "number", "boolean")]
+    leaves += [
+        {"type": "string", "enum": ["a", "b c", "Any", "Literal[x]"]},
+        {"type": "object", "additionalProperties": True},
+    ]
+    null = {"type": "null"}
+    unions: list[Any] = [
+        {key: [a, b]}
+        for key in ("anyOf", "oneOf")
+        for a in [*leaves, null]
+        for b in [*leaves, null]
+        if not (a is null and b is null)
+    ]
+    unions += [
+        {"anyOf": [leaves[0]]},
+        {"anyOf": [*leaves, null]},
+        {"anyOf": [{"oneOf": [leaves[0], leaves[1]]}, null]},
+        {"oneOf": [{"anyOf": [leaves[2], null]}, leaves[2], leaves[3]]},
+    ]
+    values = [*leaves, *unions[::7], *unions[-4:]]
+    containers: list[Any] = [{"type": "array", "items": value} for value in values]
+    containers += [{"type": "object", "additionalProperties": value} for value in values]
+    nested = [{"type": "array", "items": containers[0]}, {"anyOf": [containers[-1], null]}]
+    nested += [{"oneOf": [container, null]} for container in containers[::5]]
+    return [*leaves, *unions, *containers, *nested]
+
+
+def test_every_plain_field_shape_is_what_datamodel_code_generator_writes() -> None:
+    shapes = _plain_shapes()
+    fields = {f"f{index:03}": shape for index, shape in enumerate(shapes)}
+    builtin = {"type", "filter", "all", "object", "license", "id", "input", "format", "hash"}
+    fields |= {name: {"type": "string"} for name in sorted(builtin)}
+    defs = {
+        "RequiredArguments": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": fields,
+            "required": sorted(fields),
+        },
+        "OptionalArguments": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": fields,
+        },
+    }
+    theirs = _generator_classes(defs)
+    for name, schema in defs.items():
+        ours = models.plain_class(name, schema)
+        assert ours is not None, name
+        assert ours == theirs[name], name
+    assert len(shapes) > 150  # the grid is not empty by accident
+
+
+def test_a_plain_module_imports_what_its_classes_use_and_no_more() -> None:
+    """`Any` and `Literal` are imported when an annotation uses them, not when an enum value
+    only spells them."""
+    spelled = {"type": "string", "enum": ["Any", "Literal[x]", "dict[str, Any]"]}
+    cases: list[tuple[Any, set[str]]] = [
+        ({"a": {"type": "string"}}, set()),
+        ({"a": spelled}, {"Literal"}),
+        ({"a": {"type": "object", "additionalProperties": True}}, {"Any"}),
+        ({"a": {"anyOf": [{"type": "string", "enum": ["x"]}, {"type": "null"}]}}, {"Literal"}),
+    ]
+    for properties, expected in cases:
+        schema = {"type": "object", "additionalProperties": False, "properties": properties}
+        text = models.plain_class("ToolArguments", schema)
+        assert text is not None
+        imports = models.plain_imports({"ToolArguments": text})
+        assert imports.get("typing", set()) == expected, properties
+        module = models.plain_module({"ToolArguments": text})
+        namespace: dict[str, Any] = {}
+        exec(compile(module, "<plain>", "exec"), namespace)  # our own checked text
+        namespace["ToolArguments"].model_rebuild(_types_namespace=namespace)
+
+
 @pytest.mark.parametrize(
     "field",
     [
@@ -326,13 +405,26 @@ def test_plain_classes_are_what_datamodel_code_generator_writes() -> None:
         {"q": {"type": "string", "enum": ["new\nline"]}},
         {"q": {"type": "string", "enum": []}},
         {"q": {"type": "integer", "enum": [1, 2]}},
-        {"q": {"anyOf": [{"type": "null"}, {"type": "string"}]}},
         {"q": {"type": "array"}},
         {"q": {"type": "array", "items": {"type": "object"}}},
         {"q": {"type": "object"}},
         {"q": {"$ref": "#/$defs/Tag"}},
         {"q": {"type": "string", "const": "x"}},
         {"q": {"type": ["string", "null"]}},
+        {"q": {"type": "null"}},
+        {"q": {"anyOf": [{"type": "null"}, {"type": "null"}]}},
+        {"q": {"anyOf": []}},
+        {"q": {"anyOf": [{"type": "string"}], "oneOf": [{"type": "string"}]}},
+        {"q": {"anyOf": [{"type": "string"}, {"type": "object"}]}},
+        {"q": {"type": "array", "items": {"anyOf": [{"type": "string"}, {"const": 1}]}}},
+        {"q": {"type": "object", "additionalProperties": False}},
+        {"q": {"type": "object", "additionalProperties": {"type": "object"}}},
+        {"q": {"enum": ["open", None], "anyOf": [{"type": "string"}, {"type": "null"}]}},
+        {"type": {"type": "string"}, "str": {"type": "string"}},
+        {"dict": {"type": "string"}},
+        {"list": {"type": "integer"}},
+        {"int": {"type": "integer"}},
+        {"validate": {"type": "string"}},
     ],
     ids=repr,
 )

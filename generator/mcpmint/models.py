@@ -17,7 +17,6 @@ keeps them to handler tools there (largeapi.result_models_for).
 from __future__ import annotations
 
 import ast
-import builtins
 import hashlib
 import json
 import keyword
@@ -204,11 +203,12 @@ class PendingModels:
 
 
 # --------------------------------------------------------------------- plain classes
-# A tool's arguments are most often a closed object of plain fields (GitHub: 1,054 of 1,223):
-# strings, numbers, booleans, string enums, lists of those, a value or null. For such a class
-# datamodel-code-generator's output is fixed text, which `plain_class` writes itself, the same
-# text (tests/test_model_groups.py compares both on every corpus spec): a millisecond of its
-# run each, and most of the typed models' time on a large API.
+# A tool's arguments are most often a closed object of plain fields (GitHub: 1,142 of 1,223):
+# strings, numbers, booleans, string enums, unions of those, lists and maps of them, a value or
+# null. For such a class datamodel-code-generator's output is fixed text, which `plain_class`
+# writes itself, the same text (tests/test_model_groups.py compares both on every corpus spec
+# and on every shape the grammar below allows): a millisecond of its run each, and most of the
+# typed models' time on a large API.
 
 _PLAIN_TYPES: dict[str, str] = {
     "string": "str",
@@ -217,18 +217,26 @@ _PLAIN_TYPES: dict[str, str] = {
     "boolean": "bool",
 }
 _PLAIN_NAME = re.compile(r"[a-z][a-z0-9_]*")
-# Field names datamodel-code-generator would rename or that would shadow what the class body
-# uses: pydantic's `BaseModel` attributes (besides `model_*`; a test keeps this list whole),
-# builtins (`str`, `list`, ...), the imports.
+# Field names datamodel-code-generator renames (`str`, `dict`: `str_` with an alias), or that
+# would shadow what the class body uses: pydantic's `BaseModel` attributes (besides `model_*`;
+# a test keeps this list whole), the builtins the annotations name, the imports. Other
+# builtins (`type`, `filter`, `all`, ...) are written as they are, by both.
 _BASE_MODEL_NAMES = (
     "construct copy dict from_orm json parse_file parse_obj parse_raw schema schema_json "
     "update_forward_refs validate"
 )
+_ANNOTATION_NAMES = "str int float bool list dict None"
 _IMPORTED_NAMES = "annotations Any Literal BaseModel ConfigDict Field RootModel"
-_TAKEN_NAMES = frozenset([*dir(builtins), *_BASE_MODEL_NAMES.split(), *_IMPORTED_NAMES.split()])
+_TAKEN_NAMES = frozenset(
+    [*_BASE_MODEL_NAMES.split(), *_ANNOTATION_NAMES.split(), *_IMPORTED_NAMES.split()]
+)
 _PLAIN_HEADER = "from __future__ import annotations\n\n"
 # How datamodel-code-generator closes an object (`additionalProperties: false`).
 _CLOSED = ("    model_config = ConfigDict(", "        extra='forbid',", "    )")
+# What a plain class may use from `typing`, found in its text outside the quoted enum values
+# (which hold no quote: `_plain_value`).
+_QUOTED = re.compile(r"'[^']*'")
+_TYPING_NAMES = {"Any": re.compile(r"\bAny\b"), "Literal": re.compile(r"\bLiteral\[")}
 
 
 def plain_classes(
@@ -255,8 +263,12 @@ def plain_classes(
 def plain_imports(classes: Mapping[str, str]) -> dict[str, set[str]]:
     """What the plain `classes` import, by module."""
     imports = {"__future__": {"annotations"}, "pydantic": {"BaseModel", "ConfigDict"}}
-    if any("Literal[" in text for text in classes.values()):
-        imports["typing"] = {"Literal"}
+    typing: set[str] = set()
+    for text in classes.values():
+        code = _QUOTED.sub("", text)
+        typing.update(name for name, used in _TYPING_NAMES.items() if used.search(code))
+    if typing:
+        imports["typing"] = typing
     return imports
 
 
@@ -268,7 +280,7 @@ def plain_module(classes: Mapping[str, str]) -> str:
     imports = plain_imports(classes)
     lines = ["from pydantic import BaseModel, ConfigDict\n"]
     if "typing" in imports:
-        lines.insert(0, "from typing import Literal\n\n")
+        lines.insert(0, f"from typing import {', '.join(sorted(imports['typing']))}\n\n")
     return _PLAIN_HEADER + "".join(lines) + "\n\n" + "\n\n".join(classes.values())
 
 
@@ -294,15 +306,13 @@ def plain_class(name: str, schema: Any) -> str | None:
         return None
     lines = [f"class {name}(BaseModel):", *_CLOSED]
     for field in sorted(properties):
-        annotation = _plain_annotation(properties[field])
-        if annotation is None or not _plain_field_name(field):
+        members = _plain_members(properties[field])
+        if members is None or not _plain_field_name(field):
             return None
         if field in required:
-            lines.append(f"    {field}: {annotation}")
-        elif annotation.endswith(" | None"):
-            lines.append(f"    {field}: {annotation} = None")
+            lines.append(f"    {field}: {_union(members)}")
         else:
-            lines.append(f"    {field}: {annotation} | None = None")
+            lines.append(f"    {field}: {_union((*members, 'None'))} = None")
     return "\n".join(lines) + "\n"
 
 
@@ -316,37 +326,54 @@ def _plain_field_name(name: str) -> bool:
     )
 
 
-def _plain_annotation(schema: Any) -> str | None:
-    """`str`, `int`, `float`, `bool`, `Literal['a', 'b']`, `list[...]` of one of those, or
-    one of those `| None`; None for anything else."""
+def _plain_members(schema: Any) -> tuple[str, ...] | None:
+    """The members of a plain field's type, as datamodel-code-generator writes them (`"None"`
+    for null), or None when the field is not plain. Plain is: `{"type": t}` for a string,
+    integer, number or boolean; a string enum (`Literal['a', 'b']`); an open object
+    (`dict[str, Any]`); an array or a map of a plain value (`list[...]`, `dict[str, ...]`);
+    the `anyOf` or `oneOf` of plain values, which it flattens into one union."""
     if not isinstance(schema, dict):
         return None
-    if set(schema) == {"anyOf"}:
-        options = schema["anyOf"]
-        if isinstance(options, list) and len(options) == 2 and options[1] == {"type": "null"}:
-            inner = _plain_type(options[0])
-            return f"{inner} | None" if inner is not None else None
-        return None
+    keys = set(schema)
     kind = schema.get("type")
-    if set(schema) == {"type"}:
-        return _plain_type(schema)
-    if set(schema) == {"type", "enum"} and kind == "string":
+    if keys == {"type"}:
+        scalar = _PLAIN_TYPES.get(kind) if isinstance(kind, str) else None
+        return (scalar,) if scalar is not None else None
+    if keys == {"type", "enum"} and kind == "string":
         values = schema["enum"]
         if isinstance(values, list) and values and all(_plain_value(v) for v in values):
-            return "Literal[" + ", ".join(repr(v) for v in values) + "]"
+            return ("Literal[" + ", ".join(repr(v) for v in values) + "]",)
         return None
-    if set(schema) == {"type", "items"} and kind == "array":
-        inner = _plain_type(schema["items"])
-        return f"list[{inner}]" if inner is not None else None
+    if keys == {"type", "items"} and kind == "array":
+        inner = _plain_members(schema["items"])
+        return (f"list[{_union(inner)}]",) if inner is not None else None
+    if keys == {"type", "additionalProperties"} and kind == "object":
+        values = schema["additionalProperties"]
+        if values is True:
+            return ("dict[str, Any]",)
+        inner = _plain_members(values) if isinstance(values, dict) else None
+        return (f"dict[str, {_union(inner)}]",) if inner is not None else None
+    if keys in ({"anyOf"}, {"oneOf"}):
+        options = schema["anyOf" if "anyOf" in keys else "oneOf"]
+        if not isinstance(options, list) or not options:
+            return None
+        members: list[str] = []
+        for option in options:
+            inner = ("None",) if option == {"type": "null"} else _plain_members(option)
+            if inner is None:
+                return None
+            members.extend(inner)
+        return tuple(members) if set(members) != {"None"} else None
     return None
 
 
-def _plain_type(schema: Any) -> str | None:
-    """`str`, `int`, `float` or `bool` for `{"type": ...}` alone, else None."""
-    if not isinstance(schema, dict) or set(schema) != {"type"}:
-        return None
-    kind = schema["type"]
-    return _PLAIN_TYPES.get(kind) if isinstance(kind, str) else None
+def _union(members: tuple[str, ...]) -> str:
+    """`a | b`, each member once, in order, with `None` last."""
+    unique = list(dict.fromkeys(members))
+    if "None" in unique:
+        unique.remove("None")
+        unique.append("None")
+    return " | ".join(unique)
 
 
 def _plain_value(value: Any) -> bool:

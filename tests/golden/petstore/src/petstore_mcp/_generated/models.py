@@ -6,6 +6,15 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, RootModel
 
 
+class CreatePetsArguments(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    id: int
+    name: str
+    tag: str | None = None
+
+
 class ListPetsArguments(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
@@ -15,15 +24,6 @@ class ListPetsArguments(BaseModel):
 
 class AnyValue(RootModel[Any]):
     root: Any
-
-
-class CreatePetsArguments(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    id: int
-    name: str
-    tag: str | None = None
 
 
 class ResultItem(BaseModel):
