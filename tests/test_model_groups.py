@@ -5,6 +5,8 @@ bytes of a cold one."""
 
 from __future__ import annotations
 
+import ast
+import copy
 import json
 import sys
 import types
@@ -27,10 +29,12 @@ OPERATIONS = 40
 
 def _spec(operations: int = OPERATIONS, extra: bool = False) -> str:
     """Operations whose bodies hold inline objects under the same property names (`owner`,
-    `content`) with different shapes, so separate runs invent clashing class names."""
+    `content`) with different shapes, so separate runs invent clashing class names (a
+    property name that is not an identifier keeps them from being plain classes)."""
     paths = {}
     for i in range(operations):
-        shape = {"type": "object", "properties": {f"field{i % 7}": {"type": "integer"}}}
+        fields = {f"field{i % 7}": {"type": "integer"}, "not-plain": {"type": "string"}}
+        shape = {"type": "object", "properties": fields}
         body = {
             "type": "object",
             "required": ["owner"],
@@ -205,8 +209,7 @@ def test_the_plain_classes_merge_as_the_first_module_would() -> None:
     plain, rest = models.plain_classes(dict(defs), names)
     assert rest == {"pet": ("", ""), "owner": ("", "")} and len(plain) == 2
     module = models.plain_module(plain)  # as datamodel-code-generator would lay it out
-    same = models.plain_class("OwnerArguments", defs["OwnerArguments"])
-    assert same is not None
+    same = (models.plain_class("OwnerArguments", defs["OwnerArguments"]) or {})["OwnerArguments"]
     header = (
         "from __future__ import annotations\n\nfrom pydantic import BaseModel, ConfigDict\n\n\n"
     )
@@ -304,7 +307,7 @@ def _generator_classes(defs: dict[str, Any]) -> dict[str, str]:
 def test_plain_classes_are_what_datamodel_code_generator_writes() -> None:
     theirs = _generator_classes(_PLAIN_SCHEMAS)
     for name, schema in _PLAIN_SCHEMAS.items():
-        assert models.plain_class(name, schema) == theirs[name], name
+        assert models.plain_class(name, schema) == {name: theirs[name]}, name
 
 
 def _plain_shapes() -> list[Any]:
@@ -338,6 +341,35 @@ def _plain_shapes() -> list[Any]:
     return [*leaves, *unions, *containers, *nested]
 
 
+def _expanded(source: str) -> dict[str, str]:
+    """Each class of the model module `source`, as text with each class its annotations name
+    written out in its place: two modules that name their nested classes differently give
+    the same texts for the same shapes."""
+    tree = ast.parse(source)
+    classes = {node.name: node for node in tree.body if isinstance(node, ast.ClassDef)}
+    done: dict[str, str] = {}
+
+    def expand(name: str) -> str:
+        if name not in done:
+            done[name] = "..."  # a reference cycle (only datamodel-code-generator's own)
+            parts = []
+            for statement in classes[name].body:
+                if isinstance(statement, ast.AnnAssign):
+                    annotation = copy.deepcopy(statement.annotation)
+                    for node in ast.walk(annotation):
+                        if isinstance(node, ast.Name) and node.id in classes:
+                            node.id = "{" + expand(node.id) + "}"
+                    value = ast.unparse(statement.value) if statement.value else ""
+                    parts.append(f"{ast.unparse(statement.target)}: {ast.unparse(annotation)}")
+                    parts[-1] += f" = {value}" if value else ""
+                else:
+                    parts.append(ast.unparse(statement))
+            done[name] = "; ".join(parts)
+        return done[name]
+
+    return {name: expand(name) for name in classes}
+
+
 def test_every_plain_field_shape_is_what_datamodel_code_generator_writes() -> None:
     shapes = _plain_shapes()
     fields = {f"f{index:03}": shape for index, shape in enumerate(shapes)}
@@ -358,10 +390,79 @@ def test_every_plain_field_shape_is_what_datamodel_code_generator_writes() -> No
     }
     theirs = _generator_classes(defs)
     for name, schema in defs.items():
-        ours = models.plain_class(name, schema)
-        assert ours is not None, name
-        assert ours == theirs[name], name
+        assert models.plain_class(name, schema) == {name: theirs[name]}, name
     assert len(shapes) > 150  # the grid is not empty by accident
+
+
+def _closed(properties: dict[str, Any], required: tuple[str, ...] = ()) -> dict[str, Any]:
+    schema = {"type": "object", "additionalProperties": False, "properties": properties}
+    return schema | ({"required": list(required)} if required else {})
+
+
+def test_closed_objects_in_fields_are_the_classes_datamodel_code_generator_writes() -> None:
+    """A field holding a closed object is a class of its own, nested as deep as it goes, in
+    lists, maps and unions: the same classes as datamodel-code-generator's but for their
+    names."""
+    inner = _closed({"id": {"type": "integer"}, "kind": {"type": "string", "enum": ["a"]}})
+    deeper = _closed({"owner": inner, "tags": {"type": "array", "items": inner}}, ("owner",))
+    null = {"type": "null"}
+    fields: dict[str, Any] = {
+        "one": inner,
+        "two": deeper,
+        "listed": {"type": "array", "items": deeper},
+        "mapped": {"type": "object", "additionalProperties": inner},
+        "maybe": {"anyOf": [inner, null]},
+        "either": {"oneOf": [inner, _closed({"name": {"type": "string"}}, ("name",))]},
+        "mixed": {"anyOf": [{"type": "string"}, {"type": "array", "items": inner}, null]},
+    }
+    defs = {
+        "NestedArguments": _closed(fields, ("one", "either")),
+        "ShallowArguments": _closed({"one": inner}),
+    }
+    source, found = models._generate(json.dumps({"$defs": defs}, sort_keys=True), "test")
+    assert found == [] and source
+    theirs = _expanded(source)
+    taken = set(defs)
+    for name, schema in defs.items():
+        classes = models.plain_class(name, schema, taken)
+        assert classes is not None and list(classes)[-1] == name, name
+        assert _expanded(models.plain_module(classes))[name] == theirs[name], name
+    assert len(theirs) > 8  # nested classes were compared, not only flat fields
+
+
+def test_nested_classes_are_named_after_where_they_are_and_never_clash() -> None:
+    inner = _closed({"id": {"type": "integer"}})
+    schema = _closed(
+        {
+            "pull_request": inner,
+            "items": {"type": "array", "items": inner},
+            "by_name": {"type": "object", "additionalProperties": inner},
+            "either": {"anyOf": [inner, _closed({"n": {"type": "number"}})]},
+        }
+    )
+    taken = {"ToolArguments", "ToolArgumentsPullRequest"}
+    classes = models.plain_class("ToolArguments", schema, taken)
+    assert classes is not None
+    assert list(classes) == [
+        "ToolArgumentsByNameValue",
+        "ToolArgumentsEither",
+        "ToolArgumentsEither_2",
+        "ToolArgumentsItemsItem",
+        "ToolArgumentsPullRequest_2",
+        "ToolArguments",
+    ]
+    assert taken == {"ToolArguments", "ToolArgumentsPullRequest", *classes}
+    module = _module(models.plain_module(classes))
+    arguments = module.ToolArguments
+    good = {"pull_request": {"id": 1}, "items": [{"id": 2}], "by_name": {"x": {"id": 3}}}
+    assert arguments.model_validate(good).pull_request.id == 1
+    with pytest.raises(pydantic.ValidationError, match="extra"):
+        arguments.model_validate({"items": [{"id": 2, "extra": True}]})
+    assert arguments.model_validate({"either": {"n": 1.5}}).either.n == 1.5
+    # A class that is not plain after all gives back the names its nested classes took.
+    broken = _closed({"a": inner, "b": {"type": "string", "const": "x"}})
+    assert models.plain_class("OtherArguments", broken, taken) is None
+    assert taken == {"ToolArguments", "ToolArgumentsPullRequest", *classes}
 
 
 def test_a_plain_module_imports_what_its_classes_use_and_no_more() -> None:
@@ -376,11 +477,11 @@ def test_a_plain_module_imports_what_its_classes_use_and_no_more() -> None:
     ]
     for properties, expected in cases:
         schema = {"type": "object", "additionalProperties": False, "properties": properties}
-        text = models.plain_class("ToolArguments", schema)
-        assert text is not None
-        imports = models.plain_imports({"ToolArguments": text})
+        classes = models.plain_class("ToolArguments", schema)
+        assert classes is not None
+        imports = models.plain_imports(classes)
         assert imports.get("typing", set()) == expected, properties
-        module = models.plain_module({"ToolArguments": text})
+        module = models.plain_module(classes)
         namespace: dict[str, Any] = {}
         exec(compile(module, "<plain>", "exec"), namespace)  # our own checked text
         namespace["ToolArguments"].model_rebuild(_types_namespace=namespace)
@@ -417,8 +518,10 @@ def test_a_plain_module_imports_what_its_classes_use_and_no_more() -> None:
         {"q": {"anyOf": [{"type": "string"}], "oneOf": [{"type": "string"}]}},
         {"q": {"anyOf": [{"type": "string"}, {"type": "object"}]}},
         {"q": {"type": "array", "items": {"anyOf": [{"type": "string"}, {"const": 1}]}}},
-        {"q": {"type": "object", "additionalProperties": False}},
         {"q": {"type": "object", "additionalProperties": {"type": "object"}}},
+        {"q": {"type": "object", "additionalProperties": False}},  # theirs: a dict of none
+        {"q": {"type": "object", "properties": {"a": {"type": "string"}}}},  # open
+        {"q": {"type": "object", "additionalProperties": False, "properties": {"A": {}}}},
         {"q": {"enum": ["open", None], "anyOf": [{"type": "string"}, {"type": "null"}]}},
         {"type": {"type": "string"}, "str": {"type": "string"}},
         {"dict": {"type": "string"}},
@@ -484,15 +587,24 @@ def test_every_plain_class_of_the_corpus_is_what_datamodel_code_generator_writes
         return
     document, names = models._combined_schema(server, True)
     defs = document["$defs"]
+    taken = set(defs)
     ours = {
-        name: text
+        name: classes
         for pair in names.values()
         for name in pair
-        if name and (text := models.plain_class(name, defs[name])) is not None
+        if name and (classes := models.plain_class(name, defs[name], taken)) is not None
     }
-    if ours:
-        theirs = _generator_classes({name: defs[name] for name in ours})
-        assert {n: t for n, t in ours.items() if theirs.get(n) != t} == {}
+    if not ours:
+        return
+    defs_text = json.dumps({"$defs": {n: defs[n] for n in ours}}, sort_keys=True)
+    source, found = models._generate(defs_text, "test")
+    assert found == [] and source
+    theirs, text = _expanded(source), _generator_classes({name: defs[name] for name in ours})
+    for name, classes in ours.items():
+        if len(classes) == 1:  # no nested class: the very text
+            assert classes == {name: text[name]}, name
+        else:  # the same but for the nested classes' names
+            assert _expanded(models.plain_module(classes))[name] == theirs[name], name
 
 
 def test_a_changed_plain_tool_is_written_again_without_the_generator(

@@ -5,7 +5,8 @@ not from the whole OpenAPI document: only what tools need is modelled. Spec text
 becomes code: the schemas handed over keep only structure (types, properties, items,
 composition, enums), and the code that comes back is audited node by node before use.
 A tool class that is a closed object of plain fields is written here instead (`plain_class`),
-as the same text: spec text reaches it only as checked identifiers and quoted enum values.
+as the same text (but for the names of nested classes, made from the tool's class and the
+property names): spec text reaches it only as checked identifiers and quoted enum values.
 
 Result models are for every tool, or for handler tools only (`every_result=False`): a
 handler returns its result model, while an HTTP tool's result is the upstream's JSON, which
@@ -203,12 +204,13 @@ class PendingModels:
 
 
 # --------------------------------------------------------------------- plain classes
-# A tool's arguments are most often a closed object of plain fields (GitHub: 1,142 of 1,223):
-# strings, numbers, booleans, string enums, unions of those, lists and maps of them, a value or
-# null. For such a class datamodel-code-generator's output is fixed text, which `plain_class`
-# writes itself, the same text (tests/test_model_groups.py compares both on every corpus spec
-# and on every shape the grammar below allows): a millisecond of its run each, and most of the
-# typed models' time on a large API.
+# A tool's arguments are most often a closed object of plain fields (GitHub: 1,185 of 1,223):
+# strings, numbers, booleans, string enums, closed objects of plain fields, unions of those,
+# lists and maps of them, a value or null. For such a class datamodel-code-generator's output
+# is fixed text, which `plain_class` writes itself, the same text but for the names of nested
+# classes (tests/test_model_groups.py compares both on every corpus spec and on every shape the
+# grammar below allows): a millisecond each instead of its run, most of the typed models' time
+# on a large API, and its import (0.15 s) in a process that has no other class to make.
 
 _PLAIN_TYPES: dict[str, str] = {
     "string": "str",
@@ -242,18 +244,20 @@ _TYPING_NAMES = {"Any": re.compile(r"\bAny\b"), "Literal": re.compile(r"\bLitera
 def plain_classes(
     defs: dict[str, Any], names: Mapping[str, tuple[str, str]]
 ) -> tuple[dict[str, str], dict[str, tuple[str, str]]]:
-    """Every tool class in `defs` that `plain_class` can write, by name, as text (taken out of
-    `defs`), and `names` with those classes left out (what datamodel-code-generator makes)."""
+    """Every tool class in `defs` that `plain_class` can write, and the classes of the closed
+    objects in its fields, by name, as text (the tool classes taken out of `defs`), and `names`
+    with those tool classes left out (what datamodel-code-generator makes)."""
     written: dict[str, str] = {}
     rest: dict[str, tuple[str, str]] = {}
+    taken = set(defs)  # the names of the classes datamodel-code-generator may make
     for tool, pair in names.items():
         kept = []
         for class_name in pair:
-            text = plain_class(class_name, defs[class_name]) if class_name else None
-            if text is None:
+            classes = plain_class(class_name, defs[class_name], taken) if class_name else None
+            if classes is None:
                 kept.append(class_name)
             else:
-                written[class_name] = text
+                written.update(classes)
                 del defs[class_name]
                 kept.append("")
         rest[tool] = (kept[0], kept[1])
@@ -284,36 +288,122 @@ def plain_module(classes: Mapping[str, str]) -> str:
     return _PLAIN_HEADER + "".join(lines) + "\n\n" + "\n\n".join(classes.values())
 
 
-def plain_class(name: str, schema: Any) -> str | None:
-    """The source datamodel-code-generator writes for the closed object `schema` (structural
-    keywords only) as class `name`, when every field is plain; else None."""
-    if not isinstance(schema, dict) or set(schema) - {
-        "type",
-        "properties",
-        "required",
-        "additionalProperties",
-    }:
-        return None
-    if schema.get("type") != "object" or schema.get("additionalProperties") is not False:
-        return None
+def plain_class(name: str, schema: Any, taken: set[str] | None = None) -> dict[str, str] | None:
+    """The classes written for the closed object `schema` (structural keywords only) as class
+    `name`, when every field is plain, by name: the closed objects in its fields first, each
+    named after where it is (`{name}{Field}`, then `Item` for a list's items, `Value` for a
+    map's values; `_2`, `_3` on a clash with `taken`, which records the names given), `name`
+    last. None when a field is not plain (and `taken` is left as it was).
+
+    A class without closed objects is the text datamodel-code-generator writes; one with them
+    is the same but for the nested classes' names (it names them after the property alone,
+    which two groups' modules may both use for different shapes)."""
     if not name.isidentifier() or keyword.iskeyword(name):  # the tool's class: checked again
         return None
-    properties = schema.get("properties", {})
-    required = schema.get("required", [])
-    if not isinstance(properties, dict) or not isinstance(required, list):
-        return None
-    if not set(required) <= set(properties) or len(set(required)) != len(required):
-        return None
-    lines = [f"class {name}(BaseModel):", *_CLOSED]
-    for field in sorted(properties):
-        members = _plain_members(properties[field])
-        if members is None or not _plain_field_name(field):
+    writer = _PlainWriter(set() if taken is None else taken)
+    if writer.object_class(name, schema):
+        return writer.classes
+    writer.taken.difference_update(writer.named)
+    return None
+
+
+class _PlainWriter:
+    """One tool class and the classes of the closed objects in it, as `plain_class` writes
+    them."""
+
+    def __init__(self, taken: set[str]) -> None:
+        self.taken = taken
+        self.named: list[str] = []  # the nested classes' names this writer took
+        self.classes: dict[str, str] = {}
+
+    def object_class(self, name: str, schema: Any) -> bool:
+        """Writes class `name` for the closed object `schema` (after the classes its fields
+        need); False when it is not one, or a field is not plain."""
+        if not _closed_object(schema):
+            return False
+        properties = schema.get("properties", {})
+        required = schema.get("required", [])
+        if not isinstance(properties, dict) or not isinstance(required, list):
+            return False
+        if not set(required) <= set(properties) or len(set(required)) != len(required):
+            return False
+        lines = [f"class {name}(BaseModel):", *_CLOSED]
+        for field in sorted(properties):
+            if not _plain_field_name(field):
+                return False
+            members = self.members(properties[field], name + _pascal(field))
+            if members is None:
+                return False
+            if field in required:
+                lines.append(f"    {field}: {_union(members)}")
+            else:
+                lines.append(f"    {field}: {_union((*members, 'None'))} = None")
+        self.classes[name] = "\n".join(lines) + "\n"
+        return True
+
+    def members(self, schema: Any, place: str) -> tuple[str, ...] | None:
+        """The members of a plain field's type, as datamodel-code-generator writes them
+        (`"None"` for null), or None when the field is not plain. Plain is: `{"type": t}` for
+        a string, integer, number or boolean; a string enum (`Literal['a', 'b']`); an open
+        object (`dict[str, Any]`); a closed object of plain fields (a class named after
+        `place`); an array or a map of a plain value (`list[...]`, `dict[str, ...]`); the
+        `anyOf` or `oneOf` of plain values, which it flattens into one union."""
+        if not isinstance(schema, dict):
             return None
-        if field in required:
-            lines.append(f"    {field}: {_union(members)}")
-        else:
-            lines.append(f"    {field}: {_union((*members, 'None'))} = None")
-    return "\n".join(lines) + "\n"
+        keys = set(schema)
+        kind = schema.get("type")
+        if keys == {"type"}:
+            scalar = _PLAIN_TYPES.get(kind) if isinstance(kind, str) else None
+            return (scalar,) if scalar is not None else None
+        if keys == {"type", "enum"} and kind == "string":
+            values = schema["enum"]
+            if isinstance(values, list) and values and all(_plain_value(v) for v in values):
+                return ("Literal[" + ", ".join(repr(v) for v in values) + "]",)
+            return None
+        if _closed_object(schema):
+            if not schema.get("properties"):  # it writes `dict[str, Any]` of length 0
+                return None
+            name = naming.unique(place, self.taken)
+            self.named.append(name)
+            return (name,) if self.object_class(name, schema) else None
+        if keys == {"type", "items"} and kind == "array":
+            inner = self.members(schema["items"], place + "Item")
+            return (f"list[{_union(inner)}]",) if inner is not None else None
+        if keys == {"type", "additionalProperties"} and kind == "object":
+            values = schema["additionalProperties"]
+            if values is True:
+                return ("dict[str, Any]",)
+            inner = self.members(values, place + "Value") if isinstance(values, dict) else None
+            return (f"dict[str, {_union(inner)}]",) if inner is not None else None
+        if keys in ({"anyOf"}, {"oneOf"}):
+            options = schema["anyOf" if "anyOf" in keys else "oneOf"]
+            if not isinstance(options, list) or not options:
+                return None
+            found: list[str] = []
+            for option in options:
+                inner = ("None",) if option == {"type": "null"} else self.members(option, place)
+                if inner is None:
+                    return None
+                found.extend(inner)
+            return tuple(found) if set(found) != {"None"} else None
+        return None
+
+
+def _closed_object(schema: Any) -> bool:
+    """`{"type": "object", "additionalProperties": false}`, with `properties` and `required`
+    or without, and no other keyword."""
+    return (
+        isinstance(schema, dict)
+        and schema.get("type") == "object"
+        and schema.get("additionalProperties") is False
+        and not set(schema) - {"type", "properties", "required", "additionalProperties"}
+    )
+
+
+def _pascal(field: str) -> str:
+    """`pull_request` -> `PullRequest` (a plain field name: lower-case letters, digits and
+    underscores)."""
+    return "".join(part[:1].upper() + part[1:] for part in field.split("_"))
 
 
 def _plain_field_name(name: str) -> bool:
@@ -324,47 +414,6 @@ def _plain_field_name(name: str) -> bool:
         and not name.startswith("model_")
         and name not in _TAKEN_NAMES
     )
-
-
-def _plain_members(schema: Any) -> tuple[str, ...] | None:
-    """The members of a plain field's type, as datamodel-code-generator writes them (`"None"`
-    for null), or None when the field is not plain. Plain is: `{"type": t}` for a string,
-    integer, number or boolean; a string enum (`Literal['a', 'b']`); an open object
-    (`dict[str, Any]`); an array or a map of a plain value (`list[...]`, `dict[str, ...]`);
-    the `anyOf` or `oneOf` of plain values, which it flattens into one union."""
-    if not isinstance(schema, dict):
-        return None
-    keys = set(schema)
-    kind = schema.get("type")
-    if keys == {"type"}:
-        scalar = _PLAIN_TYPES.get(kind) if isinstance(kind, str) else None
-        return (scalar,) if scalar is not None else None
-    if keys == {"type", "enum"} and kind == "string":
-        values = schema["enum"]
-        if isinstance(values, list) and values and all(_plain_value(v) for v in values):
-            return ("Literal[" + ", ".join(repr(v) for v in values) + "]",)
-        return None
-    if keys == {"type", "items"} and kind == "array":
-        inner = _plain_members(schema["items"])
-        return (f"list[{_union(inner)}]",) if inner is not None else None
-    if keys == {"type", "additionalProperties"} and kind == "object":
-        values = schema["additionalProperties"]
-        if values is True:
-            return ("dict[str, Any]",)
-        inner = _plain_members(values) if isinstance(values, dict) else None
-        return (f"dict[str, {_union(inner)}]",) if inner is not None else None
-    if keys in ({"anyOf"}, {"oneOf"}):
-        options = schema["anyOf" if "anyOf" in keys else "oneOf"]
-        if not isinstance(options, list) or not options:
-            return None
-        members: list[str] = []
-        for option in options:
-            inner = ("None",) if option == {"type": "null"} else _plain_members(option)
-            if inner is None:
-                return None
-            members.extend(inner)
-        return tuple(members) if set(members) != {"None"} else None
-    return None
 
 
 def _union(members: tuple[str, ...]) -> str:
