@@ -118,6 +118,33 @@ def test_shared_jobs_are_taken_from_both_ends() -> None:
 
 
 @pytest.mark.usefixtures("fork_allowed")
+def test_shared_jobs_are_left_to_the_worker_while_helping_would_not_pay() -> None:
+    """`helps` sees the jobs nobody has started when this process is free to take one: when
+    it says no (here: more than two are left), this process waits for the worker's."""
+    here = os.getpid()
+    seen: list[range] = []
+
+    def helps(unclaimed: range) -> bool:
+        seen.append(unclaimed)
+        return len(unclaimed) <= 2
+
+    with background.second_process():
+        jobs = [(0.5,), (0.0,), (0.0,), (0.0,), (0.0,)]
+        shared = Shared(_pid_after, jobs, worth_it=True, helps=helps)
+        _wait_until_running(shared)
+        pids = shared.results()
+    assert seen[0] == range(1, 5)  # the worker holds the first job, which takes a while
+    # Four left: this process waits for the worker, which takes every job in turn.
+    assert here not in pids and shared.ran_here == [False] * 5
+    refused = [(0.5,), (0.0,), (0.0,)]
+    with background.second_process():
+        shared = Shared(_pid_after, refused, worth_it=True, helps=helps)
+        _wait_until_running(shared)
+        pids = shared.results()
+    assert pids[0] != here and pids[1:] == [here, here]  # two left: taken here
+
+
+@pytest.mark.usefixtures("fork_allowed")
 def test_shared_jobs_of_a_dead_worker_are_done_here() -> None:
     parent = os.getpid()
     with background.second_process() as process:

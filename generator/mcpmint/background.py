@@ -99,14 +99,15 @@ class SecondProcess:
             self._claims.get_lock().release()
         return self._send("batch", function, list(jobs))
 
-    def claim_last(self) -> int | None:
+    def claim_last(self, helps: Callable[[range], bool] | None = None) -> int | None:
         """The index of the last job of the open batch that nobody has claimed, now claimed
-        by this process; None when every job is claimed."""
+        by this process; None when every job is claimed, or when `helps` says, of the jobs
+        nobody has claimed (their indexes), that this process had better leave them."""
         if self._claims is None or not self._claims.get_lock().acquire(timeout=_LOCK_TIMEOUT):
             return None
         try:
             front, end = self._claims[0], self._claims[1]
-            if end <= front:
+            if end <= front or (helps is not None and not helps(range(front, end))):
                 return None
             self._claims[1] = end - 1
             return int(end - 1)
@@ -296,12 +297,22 @@ class Shared(Generic[T]):
     yet) as one batch, which it works through from the front; `results` then claims, from the
     back, each job nobody has started, computes it here, and collects the others. `function`
     and the jobs must be picklable. The results are the same wherever a job ran.
+
+    `helps(unclaimed)`, given the indexes of the jobs nobody has started, says whether this
+    process should take one rather than wait for the second process to do them all (by
+    default it always should): a function that must import much before its first job here
+    may cost more than the jobs left. Once it says no, this process waits.
     """
 
     def __init__(
-        self, function: Callable[..., T], jobs: Sequence[tuple[Any, ...]], *, worth_it: bool
+        self,
+        function: Callable[..., T],
+        jobs: Sequence[tuple[Any, ...]],
+        *,
+        worth_it: bool,
+        helps: Callable[[range], bool] | None = None,
     ) -> None:
-        self._function, self._jobs = function, list(jobs)
+        self._function, self._jobs, self._helps = function, list(jobs), helps
         self._process: SecondProcess | None = None
         self._own = False
         self._ticket: int | None = None
@@ -320,7 +331,7 @@ class Shared(Generic[T]):
         values: dict[int, T] = {}
         try:
             if process is not None and ticket is not None:
-                while (index := process.claim_last()) is not None:
+                while (index := process.claim_last(self._helps)) is not None:
                     values[index] = self._function(*self._jobs[index])
                 theirs = process.batch_replies(ticket)
                 for index, value in theirs.items():
