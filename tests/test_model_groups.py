@@ -318,6 +318,7 @@ def _plain_shapes() -> list[Any]:
     leaves += [
         {"type": "string", "enum": ["a", "b c", "Any", "Literal[x]"]},
         {"type": "object", "additionalProperties": True},
+        {"type": "object", "additionalProperties": False},  # a dict of length 0
     ]
     null = {"type": "null"}
     unions: list[Any] = [
@@ -466,25 +467,31 @@ def test_nested_classes_are_named_after_where_they_are_and_never_clash() -> None
 
 
 def test_a_plain_module_imports_what_its_classes_use_and_no_more() -> None:
-    """`Any` and `Literal` are imported when an annotation uses them, not when an enum value
-    only spells them."""
-    spelled = {"type": "string", "enum": ["Any", "Literal[x]", "dict[str, Any]"]}
-    cases: list[tuple[Any, set[str]]] = [
-        ({"a": {"type": "string"}}, set()),
-        ({"a": spelled}, {"Literal"}),
-        ({"a": {"type": "object", "additionalProperties": True}}, {"Any"}),
-        ({"a": {"anyOf": [{"type": "string", "enum": ["x"]}, {"type": "null"}]}}, {"Literal"}),
+    """`Any`, `Literal` and `Field` are imported when the classes use them, not when an enum
+    value only spells them; an empty closed object right in a field is an empty dict."""
+    spelled = {"type": "string", "enum": ["Any", "Literal[x]", "dict[str, Any]", "= Field("]}
+    empty = {"type": "object", "additionalProperties": False}
+    cases: list[tuple[Any, set[str], Any]] = [
+        ({"type": "string"}, set(), "x"),
+        (spelled, {"Literal"}, "= Field("),
+        ({"type": "object", "additionalProperties": True}, {"Any"}, {"x": 1}),
+        ({"anyOf": [{"type": "string", "enum": ["x"]}, {"type": "null"}]}, {"Literal"}, None),
+        (empty, {"Any", "Field"}, {}),
+        ({"type": "array", "items": empty}, {"Any"}, [{}]),
     ]
-    for properties, expected in cases:
-        schema = {"type": "object", "additionalProperties": False, "properties": properties}
+    for field, expected, value in cases:
+        schema = {"type": "object", "additionalProperties": False, "properties": {"a": field}}
         classes = models.plain_class("ToolArguments", schema)
         assert classes is not None
         imports = models.plain_imports(classes)
-        assert imports.get("typing", set()) == expected, properties
-        module = models.plain_module(classes)
-        namespace: dict[str, Any] = {}
-        exec(compile(module, "<plain>", "exec"), namespace)  # our own checked text
-        namespace["ToolArguments"].model_rebuild(_types_namespace=namespace)
+        used = imports.get("typing", set()) | (imports["pydantic"] & {"Field"})
+        assert used == expected, field
+        arguments = _module(models.plain_module(classes)).ToolArguments
+        assert arguments.model_validate({"a": value}).a == value
+    classes = models.plain_class("EmptyArguments", _closed({"a": empty}))
+    assert classes is not None
+    with pytest.raises(pydantic.ValidationError, match="at most 0 items"):
+        _module(models.plain_module(classes)).EmptyArguments.model_validate({"a": {"x": 1}})
 
 
 @pytest.mark.parametrize(
@@ -519,7 +526,6 @@ def test_a_plain_module_imports_what_its_classes_use_and_no_more() -> None:
         {"q": {"anyOf": [{"type": "string"}, {"type": "object"}]}},
         {"q": {"type": "array", "items": {"anyOf": [{"type": "string"}, {"const": 1}]}}},
         {"q": {"type": "object", "additionalProperties": {"type": "object"}}},
-        {"q": {"type": "object", "additionalProperties": False}},  # theirs: a dict of none
         {"q": {"type": "object", "properties": {"a": {"type": "string"}}}},  # open
         {"q": {"type": "object", "additionalProperties": False, "properties": {"A": {}}}},
         {"q": {"enum": ["open", None], "anyOf": [{"type": "string"}, {"type": "null"}]}},

@@ -53,6 +53,7 @@ _STRUCTURAL = frozenset(
 )
 # The distributions whose code writes the models (they key the cache).
 _LIBRARIES = ("datamodel-code-generator", "pydantic")
+_CLASS_LINE = re.compile(r"^class (\w+)\(", re.MULTILINE)
 _ALLOWED_CALLS = frozenset({"Field", "ConfigDict"})
 _ALLOWED_NODES = (
     ast.Module,
@@ -203,7 +204,8 @@ class PendingModels:
             if self.cache is not None:
                 self.cache.put("models_merged", self.merged_key, source)
         names = self.names
-        missing = [c for pair in names.values() for c in pair if c and f"class {c}(" not in source]
+        defined = set(_CLASS_LINE.findall(source))
+        missing = [c for pair in names.values() for c in pair if c and c not in defined]
         if missing:
             sink.error(
                 self.server.source_file or "<spec>",
@@ -246,10 +248,14 @@ _TAKEN_NAMES = frozenset(
 _PLAIN_HEADER = "from __future__ import annotations\n\n"
 # How datamodel-code-generator closes an object (`additionalProperties: false`).
 _CLOSED = ("    model_config = ConfigDict(", "        extra='forbid',", "    )")
-# What a plain class may use from `typing`, found in its text outside the quoted enum values
-# (which hold no quote: `_plain_value`).
+# What a plain class may import beyond `BaseModel` and `ConfigDict`, by module, found in its
+# text outside the quoted enum values (which hold no quote: `_plain_value`).
 _QUOTED = re.compile(r"'[^']*'")
-_TYPING_NAMES = {"Any": re.compile(r"\bAny\b"), "Literal": re.compile(r"\bLiteral\[")}
+_USES = {
+    ("typing", "Any"): re.compile(r"\bAny\b"),
+    ("typing", "Literal"): re.compile(r"\bLiteral\["),
+    ("pydantic", "Field"): re.compile(r"= Field\("),
+}
 
 
 def plain_classes(
@@ -278,12 +284,11 @@ def plain_classes(
 def plain_imports(classes: Mapping[str, str]) -> dict[str, set[str]]:
     """What the plain `classes` import, by module."""
     imports = {"__future__": {"annotations"}, "pydantic": {"BaseModel", "ConfigDict"}}
-    typing: set[str] = set()
     for text in classes.values():
         code = _QUOTED.sub("", text)
-        typing.update(name for name, used in _TYPING_NAMES.items() if used.search(code))
-    if typing:
-        imports["typing"] = typing
+        for (module, name), used in _USES.items():
+            if used.search(code):
+                imports.setdefault(module, set()).add(name)
     return imports
 
 
@@ -293,7 +298,7 @@ def plain_module(classes: Mapping[str, str]) -> str:
     if not classes:
         return ""
     imports = plain_imports(classes)
-    lines = ["from pydantic import BaseModel, ConfigDict\n"]
+    lines = [f"from pydantic import {', '.join(sorted(imports['pydantic']))}\n"]
     if "typing" in imports:
         lines.insert(0, f"from typing import {', '.join(sorted(imports['typing']))}\n\n")
     return _PLAIN_HEADER + "".join(lines) + "\n\n" + "\n\n".join(classes.values())
@@ -345,10 +350,14 @@ class _PlainWriter:
             members = self.members(properties[field], name + _pascal(field))
             if members is None:
                 return False
+            # An empty closed object right in a field is an empty dict: it says so there.
+            empty = _closed_object(properties[field]) and not properties[field].get("properties")
             if field in required:
-                lines.append(f"    {field}: {_union(members)}")
+                bound = " = Field(..., max_length=0)" if empty else ""
+                lines.append(f"    {field}: {_union(members)}{bound}")
             else:
-                lines.append(f"    {field}: {_union((*members, 'None'))} = None")
+                bound = "Field(None, max_length=0)" if empty else "None"
+                lines.append(f"    {field}: {_union((*members, 'None'))} = {bound}")
         self.classes[name] = "\n".join(lines) + "\n"
         return True
 
@@ -357,8 +366,9 @@ class _PlainWriter:
         (`"None"` for null), or None when the field is not plain. Plain is: `{"type": t}` for
         a string, integer, number or boolean; a string enum (`Literal['a', 'b']`); an open
         object (`dict[str, Any]`); a closed object of plain fields (a class named after
-        `place`); an array or a map of a plain value (`list[...]`, `dict[str, ...]`); the
-        `anyOf` or `oneOf` of plain values, which it flattens into one union."""
+        `place`), or of none (`dict[str, Any]` too: only a field says its length is 0); an
+        array or a map of a plain value (`list[...]`, `dict[str, ...]`); the `anyOf` or
+        `oneOf` of plain values, which it flattens into one union."""
         if not isinstance(schema, dict):
             return None
         keys = set(schema)
@@ -372,8 +382,8 @@ class _PlainWriter:
                 return ("Literal[" + ", ".join(repr(v) for v in values) + "]",)
             return None
         if _closed_object(schema):
-            if not schema.get("properties"):  # it writes `dict[str, Any]` of length 0
-                return None
+            if not schema.get("properties"):  # an empty dict (whose length only a field bounds)
+                return ("dict[str, Any]",)
             name = naming.unique(place, self.taken)
             self.named.append(name)
             return (name,) if self.object_class(name, schema) else None
