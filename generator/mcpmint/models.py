@@ -139,28 +139,20 @@ class PendingModels:
         self.server, self.cache, self.every_result = server, cache, every_result
         # Plain classes are written here; datamodel-code-generator makes the others.
         self.plain, rest = plain_classes(document["$defs"], self.names)
-        plain_text = plain_module(self.plain)
         groups = GROUPS if len(server.tools) >= GROUP_MIN_TOOLS else 1
         texts = [json.dumps(part, sort_keys=True) for part in _split(document, rest, groups)]
         self.keys = [
             cache_key("models", hashlib.sha256(text.encode("utf-8")).hexdigest(), *_LIBRARIES)
             for text in texts
         ]
-        # Several modules are merged once, and the merged module is kept too ("models_merged",
-        # by the groups' keys and the plain classes), so a run where none changed reads it.
-        modules = len(self.keys) + (1 if self.plain else 0)
-        plain_digest = hashlib.sha256(plain_text.encode("utf-8")).hexdigest()
-        self.merged_key = cache_key("models_merged", self.keys, plain_digest) if modules > 1 else ""
         stored = [cache.get("models", key) if cache is not None else None for key in self.keys]
-        merged = cache.get("models_merged", self.merged_key) if cache and self.merged_key else None
-        # A stored entry is audited like a fresh one: the cache folder is not trusted more
-        # than the generator.
-        self.merged = merged if isinstance(merged, str) and not audit(merged) else None
-        if self.merged is not None and all(isinstance(source, str) for source in stored):
-            self.sources: list[str | None] = list(stored)  # kept in the cache for next time
-        else:
-            self.merged = None
-            self.sources = [s if isinstance(s, str) and not audit(s) else None for s in stored]
+        # A stored module is audited like a fresh one: the cache folder is not trusted more
+        # than the generator. The merged module is not kept: merging the audited groups with
+        # the plain classes again takes less than auditing it would (GitHub: 0.06 s against
+        # 0.13 s, its 0.37 MB being mostly plain classes).
+        self.sources: list[str | None] = [
+            source if isinstance(source, str) and not audit(source) else None for source in stored
+        ]
         self.missing = [i for i, source in enumerate(self.sources) if source is None]
         self.location = server.source_file or "<spec>"
         # One group of many (one tool's structure changed) is a tenth of a second: made here
@@ -193,16 +185,12 @@ class PendingModels:
         sources = [source for source in self.sources if source]
         if len(sources) < len(self.sources):
             return ""  # the errors are in the sink
-        if self.merged is not None:
-            source = self.merged
-        elif not sources:
+        if not sources:
             source = plain_module(self.plain)
         elif len(sources) == 1 and not self.plain:
             source = sources[0]
         else:
             source = merge_modules(sources, plain=self.plain)
-            if self.cache is not None:
-                self.cache.put("models_merged", self.merged_key, source)
         names = self.names
         defined = set(_CLASS_LINE.findall(source))
         missing = [c for pair in names.values() for c in pair if c and c not in defined]
