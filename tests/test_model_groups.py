@@ -443,9 +443,9 @@ def test_nested_classes_are_named_after_where_they_are_and_never_clash() -> None
     assert list(classes) == [
         "ToolArgumentsByNameValue",
         "ToolArgumentsEither",
-        "ToolArgumentsEither_2",
+        "ToolArgumentsEither2",
         "ToolArgumentsItemsItem",
-        "ToolArgumentsPullRequest_2",
+        "ToolArgumentsPullRequest2",
         "ToolArguments",
     ]
     assert taken == {"ToolArguments", "ToolArgumentsPullRequest", *classes}

@@ -296,7 +296,7 @@ def plain_class(name: str, schema: Any, taken: set[str] | None = None) -> dict[s
     """The classes written for the closed object `schema` (structural keywords only) as class
     `name`, when every field is plain, by name: the closed objects in its fields first, each
     named after where it is (`{name}{Field}`, then `Item` for a list's items, `Value` for a
-    map's values; `_2`, `_3` on a clash with `taken`, which records the names given), `name`
+    map's values; `2`, `3` on a clash with `taken`, which records the names given), `name`
     last. None when a field is not plain (and `taken` is left as it was).
 
     A class without closed objects is the text datamodel-code-generator writes; one with them
@@ -335,7 +335,7 @@ class _PlainWriter:
         for field in sorted(properties):
             if not _plain_field_name(field):
                 return False
-            members = self.members(properties[field], name + _pascal(field))
+            members = self.members(properties[field], name + naming.pascal(field))
             if members is None:
                 return False
             # An empty closed object right in a field is an empty dict: it says so there.
@@ -372,7 +372,7 @@ class _PlainWriter:
         if _closed_object(schema):
             if not schema.get("properties"):  # an empty dict (whose length only a field bounds)
                 return ("dict[str, Any]",)
-            name = naming.unique(place, self.taken)
+            name = _free_class_name(place, self.taken)
             self.named.append(name)
             return (name,) if self.object_class(name, schema) else None
         if keys == {"type", "items"} and kind == "array":
@@ -409,10 +409,15 @@ def _closed_object(schema: Any) -> bool:
     )
 
 
-def _pascal(field: str) -> str:
-    """`pull_request` -> `PullRequest` (a plain field name: lower-case letters, digits and
-    underscores)."""
-    return "".join(part[:1].upper() + part[1:] for part in field.split("_"))
+def _free_class_name(name: str, taken: set[str]) -> str:
+    """`name`, or `name2`, `name3`, ... whichever is free (a class name stays PascalCase);
+    records it in `taken`."""
+    candidate, number = name, 2
+    while candidate in taken:
+        candidate = f"{name}{number}"
+        number += 1
+    taken.add(candidate)
+    return candidate
 
 
 def _plain_field_name(name: str) -> bool:
