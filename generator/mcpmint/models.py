@@ -372,7 +372,7 @@ class _PlainWriter:
         if _closed_object(schema):
             if not schema.get("properties"):  # an empty dict (whose length only a field bounds)
                 return ("dict[str, Any]",)
-            name = _free_class_name(place, self.taken)
+            name = naming.unique(place, self.taken, separator="")
             self.named.append(name)
             return (name,) if self.object_class(name, schema) else None
         if keys == {"type", "items"} and kind == "array":
@@ -407,17 +407,6 @@ def _closed_object(schema: Any) -> bool:
         and schema.get("additionalProperties") is False
         and not set(schema) - {"type", "properties", "required", "additionalProperties"}
     )
-
-
-def _free_class_name(name: str, taken: set[str]) -> str:
-    """`name`, or `name2`, `name3`, ... whichever is free (a class name stays PascalCase);
-    records it in `taken`."""
-    candidate, number = name, 2
-    while candidate in taken:
-        candidate = f"{name}{number}"
-        number += 1
-    taken.add(candidate)
-    return candidate
 
 
 def _plain_field_name(name: str) -> bool:

@@ -182,11 +182,12 @@ def assign_tool_names(
     return names, collisions
 
 
-def unique(name: str, taken: set[str]) -> str:
-    """`name`, or `name_2`, `name_3`, ... whichever is free; records the result in `taken`."""
+def unique(name: str, taken: set[str], separator: str = "_") -> str:
+    """`name`, or `name_2`, `name_3`, ... whichever is free (`name2` with no `separator`, for
+    a PascalCase class name); records the result in `taken`."""
     candidate, n = name, 2
     while candidate in taken:
-        candidate = f"{name}_{n}"
+        candidate = f"{name}{separator}{n}"
         n += 1
     taken.add(candidate)
     return candidate
