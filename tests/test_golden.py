@@ -107,3 +107,37 @@ def test_golden_package_passes_its_own_tests(name: str) -> None:
 def test_golden_package_meets_our_bar(name: str, command: list[str]) -> None:
     done = run([sys.executable, *command], cwd=GOLDEN / name, env=golden_env(name))
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+
+
+_ONE_TOOL_SERVERS = """
+import anyio
+from mcp import Client
+from tests import test_generated as generated
+
+async def listed(server):
+    async with Client(server) as client:
+        return [tool.name for tool in (await client.list_tools()).tools]
+
+async def main():
+    every = await listed(generated.Upstream().server())
+    assert every == [entry["name"] for entry in generated.CASES["toolsList"]], every
+    for name in sorted(generated.CASES["calls"]):
+        assert await listed(generated.Upstream().server(name)) == [name], name
+    print(len(every), len(generated.CASES["calls"]))
+
+anyio.run(main)
+"""
+
+
+def test_a_golden_packages_tests_call_each_tool_on_a_server_of_that_tool_alone() -> None:
+    """The generated tests of one tool run a server where only that tool exists (the MCP
+    client lists the tools before it checks a result: every tool of a large API, for every
+    call, was most of their time); the snapshot test lists them all."""
+    done = run(
+        [sys.executable, "-c", _ONE_TOOL_SERVERS],
+        cwd=GOLDEN / "petstore-plus",
+        env=golden_env("petstore-plus"),
+    )
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+    every, called = (int(number) for number in done.stdout.split())
+    assert every >= called > 1  # several tools, each alone in turn
