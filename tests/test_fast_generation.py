@@ -397,3 +397,29 @@ def test_the_command_imports_the_strict_checker_only_when_findings_are_made() ->
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+def test_an_unchanged_lock_is_not_read_back_and_a_changed_one_is_compared(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The previous lock is parsed and compared only when its text differs from the new one:
+    an unchanged lock has no change to find (15 MB of JSON on GitHub)."""
+    spec = tmp_path / "spec.yaml"
+    shutil.copy(REPO / "specs" / "petstore.yaml", spec)
+    out = tmp_path / "out"
+    run(spec, out)
+    parsed: list[int] = []
+    original = pipeline.parse_lock
+
+    def counting(text: str) -> dict[str, Any]:
+        parsed.append(len(text))
+        return original(text)
+
+    monkeypatch.setattr(pipeline, "parse_lock", counting)
+    run(spec, out)  # nothing changed
+    assert parsed == []
+    spec.write_text(spec.read_text(encoding="utf-8").replace("List all pets", "List pets"))
+    report = generate(spec, GenerateOptions(output=out), DiagnosticSink())
+    assert len(parsed) == 1  # the changed lock was read back and compared
+    changed = [change.what for change in report.lock_changes]
+    assert changed == ["description changed", "title changed"]

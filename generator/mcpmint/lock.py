@@ -249,7 +249,8 @@ def diff_locks(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[Change]:
             )
         )
     for name in sorted(set(old_tools) & set(new_tools)):
-        changes.extend(_tool_changes(name, old_tools[name], new_tools[name]))
+        if old_tools[name] != new_tools[name]:  # an unchanged summary has nothing to report
+            changes.extend(_tool_changes(name, old_tools[name], new_tools[name]))
     changes.extend(_server_changes(old.get("server") or {}, new.get("server") or {}))
     return sorted(changes, key=lambda c: (c.tool, KINDS.index(c.kind), c.what, c.detail))
 
