@@ -20,7 +20,7 @@ from typing import Any
 from .catalog import Tool
 from .limits import is_read_only
 
-__all__ = ["AllowlistError", "ToolFilter", "ValueAllowlist", "env_name"]
+__all__ = ["AllowlistError", "ToolFilter", "ValueAllowlist", "env_name", "tools_allow_variable"]
 
 _TRUE = frozenset({"1", "true", "yes", "on"})
 _FALSE = frozenset({"", "0", "false", "no", "off"})
@@ -33,6 +33,11 @@ class AllowlistError(ValueError):
 def env_name(*parts: str) -> str:
     """Upper case, every character other than A-Z and 0-9 replaced by `_`."""
     return "_".join(re.sub(r"[^A-Z0-9]", "_", part.upper()) for part in parts)
+
+
+def tools_allow_variable(prefix: str) -> str:
+    """The variable naming the tools that exist (`<prefix>_TOOLS_ALLOW`)."""
+    return f"{prefix}_TOOLS_ALLOW"
 
 
 def _patterns(raw: str) -> tuple[str, ...]:
@@ -58,7 +63,7 @@ class ToolFilter:
         if flag not in _TRUE | _FALSE:
             raise AllowlistError(f"{prefix}_READ_ONLY must be 1 or 0 (true or false)")
         return cls(
-            allow=_patterns(environ.get(f"{prefix}_TOOLS_ALLOW", "")),
+            allow=_patterns(environ.get(tools_allow_variable(prefix), "")),
             deny=_patterns(environ.get(f"{prefix}_TOOLS_DENY", "")),
             read_only=flag in _TRUE,
         )
