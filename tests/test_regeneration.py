@@ -277,17 +277,37 @@ def test_the_manifest_records_the_inputs_fingerprint(repo: Path) -> None:
     assert list(inputs["files"]) == ["../spec.yaml"]
     assert inputs["options"] == {"namespace": None}
     assert len(inputs["fingerprint"]) == 64
+    # and the fingerprint of the same run from the mcpmint.yaml it scaffolded
+    assert len(inputs["from_config"]) == 64 and inputs["from_config"] != inputs["fingerprint"]
     assert "tools.lock.json" in manifest["files"]
 
 
-def test_check_inside_the_folder_passes_right_after_generating_from_the_spec(repo: Path) -> None:
-    # The fixture ran `generate spec.yaml -o server`, which wrote server/mcpmint.yaml: the same
-    # tree from that config is up to date, so pre-commit's first run changes nothing.
+def test_check_inside_the_folder_is_quick_right_after_generating_from_the_spec(
+    repo: Path,
+) -> None:
+    # The fixture ran `generate spec.yaml -o server`, which wrote server/mcpmint.yaml: the
+    # same inputs from that config. Its check is the quick one, so pre-commit's hook (which
+    # checks every mcpmint.yaml) does not run the whole pipeline on each commit; a generate
+    # there writes nothing, not even the manifest's record of the inputs.
     code, stdout, stderr = mcpmint(repo / "server", "generate", "--check")
-    assert code == 0, stdout + stderr
+    assert code == 0 and "up to date (inputs unchanged)" in stdout, stdout + stderr
     code, stdout, stderr = mcpmint(repo / "server", "generate")
     assert code == 0, stdout + stderr
     assert "0 written" in stdout
-    assert status(repo) == " M server/.mcpmint/manifest.json\n"  # the inputs record only
+    assert status(repo) == ""
+    code, stdout, _ = mcpmint(repo, "generate", "spec.yaml", "-o", "server", "--check")
+    assert code == 0 and "up to date (inputs unchanged)" in stdout
+
+
+def test_an_edited_config_is_not_the_spec_runs_input(repo: Path) -> None:
+    config = repo / "server/mcpmint.yaml"
+    config.write_text(config.read_text(encoding="utf-8") + "output:\n  formatter: black\n")
+    # Not the config the spec run scaffolded: the quick check declines, the whole pipeline
+    # runs and finds the output stale (black formats the package).
+    code, stdout, stderr = mcpmint(repo / "server", "generate", "--check")
+    assert code == 1 and "out of date" in stdout, stdout + stderr
+    assert "inputs unchanged" not in stdout
+    code, stdout, stderr = mcpmint(repo / "server", "generate")
+    assert code == 0, stdout + stderr
     code, stdout, _ = mcpmint(repo / "server", "generate", "--check")
     assert code == 0 and "up to date (inputs unchanged)" in stdout

@@ -36,7 +36,16 @@ from .strict import strict_server
 from .toolmemo import reusing_tools
 from .toolmodes import apply_tools_options, check_budget
 from .validate import PendingFindings, validate_document
-from .write import WriteReport, file_sha256, inputs_fingerprint, quick_up_to_date, write_tree
+from .write import (
+    FROM_CONFIG,
+    WriteReport,
+    file_sha256,
+    inputs_fingerprint,
+    quick_up_to_date,
+    record_from_config,
+    recorded_inputs,
+    write_tree,
+)
 
 
 @dataclass(frozen=True)
@@ -255,8 +264,13 @@ def up_to_date(spec: Path | Config, options: GenerateOptions) -> bool:
         return False
     else:
         config_file = None
+    also_read = () if config_file is None else (config_file,)
     return quick_up_to_date(
-        output, _relative(spec, output), _options(options, config_file), generator_identity()
+        output,
+        _relative(spec, output),
+        _options(options, config_file),
+        generator_identity(),
+        also_read,
     )
 
 
@@ -480,6 +494,14 @@ def _render_and_write(
         _options(options, config_file),
         generator_identity(),
     )
+    scaffolded_config = tree.scaffold.get(CONFIG_NAMES[0])
+    if config is None and scaffolded_config is not None:
+        config_run = _options(options, CONFIG_NAMES[0])
+        inputs = record_from_config(inputs, CONFIG_NAMES[0], scaffolded_config, config_run)
+    elif config is not None:
+        recorded = recorded_inputs(output)
+        if recorded is not None and recorded.get(FROM_CONFIG) == inputs["fingerprint"]:
+            inputs = recorded  # the spec run that scaffolded this config: its record holds
     report = write_tree(
         tree, output, check=options.check, force=options.force, sink=sink, inputs=inputs
     )

@@ -116,28 +116,63 @@ def file_sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def quick_up_to_date(out: Path, spec: str, options: Mapping[str, Any], version: str) -> bool:
+def quick_up_to_date(
+    out: Path, spec: str, options: Mapping[str, Any], version: str, also_read: tuple[str, ...] = ()
+) -> bool:
     """True when `out` was generated from exactly these inputs and no generated file changed
     since: the inputs fingerprint is recomputed by hashing the input files only (nothing is
-    loaded, validated or rendered). False means "unknown": run the whole pipeline."""
+    loaded, validated or rendered). `also_read`: input files this run reads besides the ones
+    the record lists (a project config, when the record is a spec run's). The record matches
+    when its fingerprint is this run's, or its `from_config` is (`record_from_config`).
+    False means "unknown": run the whole pipeline."""
     try:
         data = json.loads((out / MANIFEST).read_text(encoding="utf-8"))
         recorded = data["inputs"]
         files = data["files"]
         if recorded["spec"] != spec or not isinstance(files, dict):
             return False
-        hashes = {path: file_sha256(out / path) for path in recorded["files"]}
-        if inputs_fingerprint(spec, hashes, options, version) != recorded:
+        read = dict.fromkeys([*recorded["files"], *also_read])
+        hashes = {path: file_sha256(out / path) for path in read}
+        digest = inputs_fingerprint(spec, hashes, options, version)["fingerprint"]
+        if digest not in (recorded["fingerprint"], recorded.get(FROM_CONFIG)):
             return False
-        for path, digest in files.items():
+        for path, wanted in files.items():
             target = out / path
             if not _safe_relative(path) or target.is_symlink():
                 return False
-            if file_sha256(target) != digest:
+            if file_sha256(target) != wanted:
                 return False
     except (OSError, ValueError, KeyError, TypeError):
         return False
     return True
+
+
+# The inputs record's key for the fingerprint of the run of the project config a spec run
+# scaffolds (`mcpmint generate` inside the output folder): the same inputs, the same tree.
+FROM_CONFIG = "from_config"
+
+
+def record_from_config(
+    inputs: Mapping[str, Any], config: str, config_text: str, options: Mapping[str, Any]
+) -> dict[str, Any]:
+    """A spec run's inputs record (`inputs_fingerprint`), with the fingerprint the run of the
+    project config it scaffolds would have: `config` (its path relative to the output folder)
+    read too, holding `config_text`, and that run's `options`. Right after `generate SPEC -o
+    DIR`, the pre-commit hook's `mcpmint generate --check` of DIR/mcpmint.yaml is then the
+    quick check, not a whole run; once the config is edited its hash no longer matches."""
+    files = {**inputs["files"], config: sha256(config_text)}
+    other = inputs_fingerprint(inputs["spec"], files, options, inputs["mcpmint"])
+    return {**inputs, FROM_CONFIG: other["fingerprint"]}
+
+
+def recorded_inputs(out: Path) -> dict[str, Any] | None:
+    """The inputs record of `out`'s manifest, or None when there is none (or it is unreadable:
+    the write stage reports the manifest itself)."""
+    try:
+        recorded = json.loads((out / MANIFEST).read_text(encoding="utf-8"))["inputs"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return recorded if isinstance(recorded, dict) else None
 
 
 def plan(
