@@ -390,6 +390,82 @@ def test_compacting_within_a_budget_matches_on_random_schemas() -> None:
     assert compared > 1500
 
 
+def _random_root(seed: int) -> dict[str, Any]:
+    rng = random.Random(seed)
+    names = [f"D{i}" for i in range(rng.randint(0, 3))]
+    defs = {name: _random_schema(rng, 4, names) for name in names}
+    shared = _random_schema(rng, 3, names)
+    properties = {
+        f"r{i}": shared if rng.random() < 0.5 else _random_schema(rng, 5, names)
+        for i in range(rng.randint(1, 6))
+    }
+    root: dict[str, Any] = {"type": "object", "properties": properties}
+    if defs:
+        root["$defs"] = defs
+    return root
+
+
+def test_the_least_size_is_never_more_than_the_compacted_size() -> None:
+    """`compact_within` cuts a root without planning it when `least_size` is over the
+    budget: the bound must never pass the size of the compacted root (else a root that fits
+    would be cut), on 100 random roots at three hoisting thresholds."""
+    ratios = []
+    for seed in range(100):
+        root = _random_root(seed)
+        for min_bytes in (20, 60, HOIST_MIN_BYTES):
+            compactor = _Compactor(min_bytes)
+            compactor.intern(root)
+            least = compactor.least_size(10**9)
+            size = len(jsontext.compact(compact(root, min_bytes=min_bytes)))
+            assert least <= size, (seed, min_bytes)
+            ratios.append(least / size)
+    assert sum(ratios) / len(ratios) > 0.7  # close enough to decide most cuts early
+
+
+def _distinct_fields(count: int) -> dict[str, Any]:
+    return {f"f{i}": {"type": "string", "description": f"field {i} " * 6} for i in range(count)}
+
+
+def test_a_root_that_cannot_fit_is_cut_without_planning_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    node: dict[str, Any] = {"type": "object", "properties": _distinct_fields(30)}
+    node["properties"]["children"] = {"type": "array", "items": {"$ref": "#/$defs/Node"}}
+    schema = {"type": "object", "properties": {"root": {"$ref": "#/$defs/Node"}}}
+    schema["$defs"] = {"Node": node}
+    expected = limit_depth(compact(schema), 1500)
+    assert expected != {"type": "object"}
+
+    def refuse(self: _Compactor) -> bool:
+        raise AssertionError("planned a root that cannot fit")
+
+    monkeypatch.setattr(_Compactor, "choose", refuse)
+    cut, was_cut = compact_within(schema, 1500)
+    assert was_cut and json.dumps(cut) == json.dumps(expected)
+
+
+def test_a_cut_follows_a_reference_to_a_reference() -> None:
+    """A hoisted subschema may be a reference with siblings; a cut resolves it to the end
+    (it once stopped one step short and kept only the siblings)."""
+    inner = {"type": "object", "properties": _distinct_fields(30)}
+    outer = {"$ref": "#/$defs/Inner", "description": "the outer one"}
+    schema = {
+        "type": "object",
+        "properties": {"a": {"$ref": "#/$defs/Outer"}, "b": {"$ref": "#/$defs/Outer"}},
+        "$defs": {"Outer": outer, "Inner": inner},
+    }
+    shapes = {f"f{i}": {"type": "string"} for i in range(30)}
+    expected = {"type": "object", "properties": shapes, "description": "the outer one"}
+    assert limit_depth(schema, 2000)["properties"]["a"] == expected
+    # The same through a subschema that compaction hoisted, cut without planning.
+    twice = {"type": "object", "properties": {"x": outer, "y": outer}, "$defs": {"Inner": inner}}
+    hoisted = compact(twice, min_bytes=20)
+    assert hoisted["properties"]["x"] == {"$ref": "#/$defs/X"}
+    got, was_cut = compact_within(twice, 2000, min_bytes=20)
+    assert was_cut and got == limit_depth(hoisted, 2000)
+    assert got["properties"]["x"] == expected
+
+
 def test_the_compacted_size_is_counted_without_writing_the_schema() -> None:
     for schema in (_hoisting_output(), _varied_cyclic_output(), _big_cyclic_output()):
         for min_bytes in (40, HOIST_MIN_BYTES, 10**6):
