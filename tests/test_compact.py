@@ -524,6 +524,35 @@ def test_a_redundant_keyword_is_dropped_even_after_its_compacted_twin() -> None:
     }
 
 
+def test_one_interner_cuts_many_roots_as_each_root_alone_is_cut() -> None:
+    """Roots that are cut without planning share the interner's views and measured sizes
+    when their `$defs` are the same (`Interner.unplanned_cut`): each cut is the one the root
+    alone gets, with the same, other or no `$defs`, and at other budgets."""
+    cyclic, varied = _big_cyclic_output(), _varied_cyclic_output()
+    node = cyclic["$defs"]["Node"]
+    node["properties"].update(_distinct_fields(20))
+    roots = [
+        cyclic,
+        {"type": "object", "properties": {"a": {"$ref": "#/$defs/Node"}}, "$defs": cyclic["$defs"]},
+        {
+            "type": "object",
+            "properties": {"b": {"type": "array", "items": {"$ref": "#/$defs/Node"}}},
+            "$defs": cyclic["$defs"],
+        },
+        varied,
+        {**varied, "properties": {"x": {"$ref": "#/$defs/Node"}, "y": {"type": "string"}}},
+        {"type": "object", "properties": _distinct_fields(40)},
+        *(_random_root(seed) for seed in range(30)),
+    ]
+    for budget in (300, 1500, 4000):
+        alone = [compact_within(root, budget) for root in roots]
+        interner = Interner()
+        together = [compact_within(root, budget, interner=interner) for root in roots]
+        assert json.dumps(together) == json.dumps(alone), budget
+        assert interner._cut_sizes  # and some were cut without planning
+    assert sum(cut for _, cut in together) >= 5
+
+
 def test_one_interner_for_many_roots_gives_what_each_root_alone_gives() -> None:
     shared = copy.deepcopy(_USER)  # one object in every root, as output schemas share them
     roots = [
