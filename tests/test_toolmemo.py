@@ -275,13 +275,13 @@ def test_only_the_tools_built_again_have_their_schemas_compacted(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     compacted: list[Any] = []
-    original = compact._Compactor.plan
+    original = compact._Compactor.intern  # every root, planned or only cut
 
     def counting(self: Any, root: Any) -> Any:
         compacted.append(root)
         return original(self, root)
 
-    monkeypatch.setattr(compact._Compactor, "plan", counting)
+    monkeypatch.setattr(compact._Compactor, "intern", counting)
     tools = Memo({})
     built(_write(tmp_path, BASE), tools)  # cold: every schema compacted
     cold = len(compacted)
