@@ -219,7 +219,10 @@ _PLAIN_TYPES: dict[str, str] = {
     "number": "float",
     "boolean": "bool",
 }
-_PLAIN_NAME = re.compile(r"[a-z][a-z0-9_]*")
+# datamodel-code-generator keeps a field's name as it is when it is an identifier of ASCII
+# letters, digits and underscores that starts with a letter (camelCase and capitals too:
+# Docker's `detachKeys`, `Data`); it renames others (`assigned_by.any`, `_id`) with aliases.
+_PLAIN_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
 # Field names datamodel-code-generator renames (`str`, `dict`: `str_` with an alias), or that
 # would shadow what the class body uses: pydantic's `BaseModel` attributes (besides `model_*`;
 # a test keeps this list whole), the builtins the annotations name, the imports. Other
@@ -239,6 +242,7 @@ _CLOSED = ("    model_config = ConfigDict(", "        extra='forbid',", "    )")
 # What a plain class may import beyond `BaseModel` and `ConfigDict`, by module, found in its
 # text outside the quoted enum values (which hold no quote: `_plain_value`).
 _QUOTED = re.compile(r"'[^']*'")
+_WORD = re.compile(r"\w+")
 _USES = {
     ("typing", "Any"): re.compile(r"\bAny\b"),
     ("typing", "Literal"): re.compile(r"\bLiteral\["),
@@ -332,12 +336,19 @@ class _PlainWriter:
         if not set(required) <= set(properties) or len(set(required)) != len(required):
             return False
         lines = [f"class {name}(BaseModel):", *_CLOSED]
+        annotations: list[str] = []
         for field in sorted(properties):
             if not _plain_field_name(field):
                 return False
+            nested = len(self.named)
             members = self.members(properties[field], name + naming.pascal(field))
             if members is None:
                 return False
+            if len(self.named) > nested and not field[0].islower():
+                # datamodel-code-generator names the class after the field (`Templating`),
+                # then renames the field (`Templating_1`, with an alias): its own text.
+                return False
+            annotations.extend(members)
             # An empty closed object right in a field is an empty dict: it says so there.
             empty = _closed_object(properties[field]) and not properties[field].get("properties")
             if field in required:
@@ -346,6 +357,11 @@ class _PlainWriter:
             else:
                 bound = "Field(None, max_length=0)" if empty else "None"
                 lines.append(f"    {field}: {_union((*members, 'None'))} = {bound}")
+        # A field named like a class its annotations use would hide that class from pydantic
+        # (`Owner: Owner | None = None`); datamodel-code-generator renames such a field.
+        used = {word for text in annotations for word in _WORD.findall(_QUOTED.sub("", text))}
+        if not used.isdisjoint(properties):
+            return False
         self.classes[name] = "\n".join(lines) + "\n"
         return True
 
@@ -353,15 +369,18 @@ class _PlainWriter:
         """The members of a plain field's type, as datamodel-code-generator writes them
         (`"None"` for null), or None when the field is not plain. Plain is: `{"type": t}` for
         a string, integer, number or boolean; a string enum (`Literal['a', 'b']`); an open
-        object (`dict[str, Any]`); a closed object of plain fields (a class named after
-        `place`), or of none (`dict[str, Any]` too: only a field says its length is 0); an
-        array or a map of a plain value (`list[...]`, `dict[str, ...]`); the `anyOf` or
+        object, with `additionalProperties: true` or without it (`dict[str, Any]`); a closed
+        object of plain fields (a class named after `place`), or of none (`dict[str, Any]`
+        too: only a field says its length is 0); an array or a map of a plain value
+        (`list[...]`, `dict[str, ...]`); the `anyOf` or
         `oneOf` of plain values, which it flattens into one union."""
         if not isinstance(schema, dict):
             return None
         keys = set(schema)
         kind = schema.get("type")
         if keys == {"type"}:
+            if kind == "object":  # an open object without properties
+                return ("dict[str, Any]",)
             scalar = _PLAIN_TYPES.get(kind) if isinstance(kind, str) else None
             return (scalar,) if scalar is not None else None
         if keys == {"type", "enum"} and kind == "string":

@@ -6,6 +6,13 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, RootModel
 
 
+class GetPetArguments(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    petId: str
+
+
 class ListPetsArguments(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
@@ -38,13 +45,6 @@ class SupportSuggestReplyArguments(BaseModel):
 
 class AnyValue(RootModel[Any]):
     root: Any
-
-
-class GetPetArguments(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    petId: str
 
 
 class GetPetResult(BaseModel):

@@ -6,6 +6,38 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, RootModel
 
 
+class CreateStoresInventoryAdjustmentsByCategoryArguments(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    categoryId: str
+    delta: int | None = None
+    reason: str | None = None
+    storeId: str
+    x_request_id: str | None = None
+
+
+class DeletePetArguments(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    petId: int
+
+
+class GetPetArguments(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    petId: int
+
+
+class ListAllPetsOwnedSpecificUserIncludingArchivedArguments(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    userId: str
+
+
 class ListCategoriesArguments(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
@@ -47,31 +79,6 @@ class Category(BaseModel):
     name: str | None = None
 
 
-class CreateStoresInventoryAdjustmentsByCategoryArguments(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    categoryId: str
-    delta: int | None = None
-    reason: str | None = None
-    storeId: str
-    x_request_id: str | None = None
-
-
-class DeletePetArguments(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    petId: int
-
-
-class GetPetArguments(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    petId: int
-
-
 class Kind1(BaseModel):
     bark: bool | None = None
 
@@ -82,13 +89,6 @@ class Kind2(BaseModel):
 
 class Kind(RootModel[Kind1 | Kind2]):
     root: Kind1 | Kind2
-
-
-class ListAllPetsOwnedSpecificUserIncludingArchivedArguments(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    userId: str
 
 
 class ListCategoriesResult(BaseModel):

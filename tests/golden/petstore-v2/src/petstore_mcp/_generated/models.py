@@ -19,6 +19,13 @@ class ListPetsArguments(BaseModel):
     limit: int | None = None
 
 
+class ShowPetByIdArguments(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    petId: str
+
+
 class AnyValue(RootModel[Any]):
     root: Any
 
@@ -31,13 +38,6 @@ class ResultItem(BaseModel):
 
 class ListPetsResult(BaseModel):
     result: list[ResultItem] | None = None
-
-
-class ShowPetByIdArguments(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    petId: str
 
 
 class ShowPetByIdResult(BaseModel):

@@ -22,6 +22,13 @@ class ListPetsArguments(BaseModel):
     limit: int | None = None
 
 
+class ShowPetByIdArguments(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    petId: str
+
+
 class AnyValue(RootModel[Any]):
     root: Any
 
@@ -34,13 +41,6 @@ class ResultItem(BaseModel):
 
 class ListPetsResult(BaseModel):
     result: list[ResultItem] | None = None
-
-
-class ShowPetByIdArguments(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    petId: str
 
 
 class ShowPetByIdResult(BaseModel):
