@@ -431,6 +431,49 @@ def test_closed_objects_in_fields_are_the_classes_datamodel_code_generator_write
     assert len(theirs) > 8  # nested classes were compared, not only flat fields
 
 
+def _open(properties: dict[str, Any], required: tuple[str, ...] = ()) -> dict[str, Any]:
+    schema = {"type": "object", "properties": properties}
+    return schema | ({"required": list(required)} if required else {})
+
+
+def test_open_objects_are_the_classes_datamodel_code_generator_writes() -> None:
+    """A result's objects are open (extra keys are the upstream's business): a class without
+    `extra='forbid'`, nested as deep as it goes, closed ones inside; an open object without
+    fields is an empty class at the top and a dict below it."""
+    item = _open({"id": {"type": "integer"}, "tag": {"type": "string"}}, ("id",))
+    null = {"type": "null"}
+    fields: dict[str, Any] = {
+        "result": {"type": "array", "items": item},
+        "owner": _open({"name": {"type": "string"}, "pets": {"type": "array", "items": item}}),
+        "meta": _open({}),
+        "by_id": {"type": "object", "additionalProperties": item},
+        "maybe": {"anyOf": [item, null]},
+        "closed": _closed({"z": {"type": "string"}}),
+        "Data": {"type": "string"},
+    }
+    defs = {
+        "ListResult": _open(fields, ("result",)),
+        "EmptyResult": _open({}),
+        "FlatResult": _open({"id": {"type": "integer"}, "name": {"type": "string"}}, ("id",)),
+    }
+    source, found = models._generate(json.dumps({"$defs": defs}, sort_keys=True), "test")
+    assert found == [] and source
+    theirs = _expanded(source)
+    taken = set(defs)
+    for name, schema in defs.items():
+        classes = models.plain_class(name, schema, taken)
+        assert classes is not None and list(classes)[-1] == name, name
+        assert _expanded(models.plain_module(classes))[name] == theirs[name], name
+    text = _generator_classes({n: defs[n] for n in ("EmptyResult", "FlatResult")})
+    for name in ("EmptyResult", "FlatResult"):  # no nested class: the very text
+        assert models.plain_class(name, defs[name]) == {name: text[name]}, name
+    module = _module(
+        models.plain_module(models.plain_class("ListResult", defs["ListResult"]) or {})
+    )
+    loose = module.ListResult.model_validate({"result": [{"id": 1, "extra": True}], "more": 1})
+    assert loose.result[0].id == 1  # extra keys ignored, as in the upstream's answers
+
+
 def test_nested_classes_are_named_after_where_they_are_and_never_clash() -> None:
     inner = _closed({"id": {"type": "integer"}})
     schema = _closed(
@@ -528,7 +571,6 @@ def test_a_plain_module_imports_what_its_classes_use_and_no_more() -> None:
         {"q": {"anyOf": []}},
         {"q": {"anyOf": [{"type": "string"}], "oneOf": [{"type": "string"}]}},
         {"q": {"type": "array", "items": {"anyOf": [{"type": "string"}, {"const": 1}]}}},
-        {"q": {"type": "object", "properties": {"a": {"type": "string"}}}},  # open
         {"q": {"type": "object", "additionalProperties": False, "properties": {"A": {}}}},
         {"q": {"enum": ["open", None], "anyOf": [{"type": "string"}, {"type": "null"}]}},
         {"type": {"type": "string"}, "str": {"type": "string"}},
@@ -549,8 +591,9 @@ def test_a_field_that_is_not_plain_leaves_the_class_to_datamodel_code_generator(
 @pytest.mark.parametrize(
     "schema",
     [
-        {"type": "object", "properties": {"a": {"type": "string"}}},  # open: results
         {"type": "object", "additionalProperties": True, "properties": {}},
+        {"type": "object"},  # no properties at all: not a class of fields
+        {"type": "object", "properties": {"a": {"type": "string"}}, "minProperties": 1},
         {"type": "object", "additionalProperties": False, "required": ["missing"]},
         {"type": "object", "additionalProperties": False, "anyOf": [{"required": ["a"]}]},
         {"type": "array", "items": {"type": "string"}},

@@ -325,9 +325,11 @@ class _PlainWriter:
         self.classes: dict[str, str] = {}
 
     def object_class(self, name: str, schema: Any) -> bool:
-        """Writes class `name` for the closed object `schema` (after the classes its fields
-        need); False when it is not one, or a field is not plain."""
-        if not _closed_object(schema):
+        """Writes class `name` for the closed object `schema`, or the open object with
+        `properties` (a result), after the classes its fields need; False when it is neither,
+        or a field is not plain."""
+        closed = _closed_object(schema)
+        if not closed and not (_open_object(schema) and "properties" in schema):
             return False
         properties = schema.get("properties", {})
         required = schema.get("required", [])
@@ -335,7 +337,11 @@ class _PlainWriter:
             return False
         if not set(required) <= set(properties) or len(set(required)) != len(required):
             return False
-        lines = [f"class {name}(BaseModel):", *_CLOSED]
+        # An open object is pydantic's default (extra keys ignored); one without fields is
+        # an empty class body.
+        lines = [f"class {name}(BaseModel):", *(_CLOSED if closed else ())]
+        if not closed and not properties:
+            lines.append("    pass")
         annotations: list[str] = []
         for field in sorted(properties):
             if not _plain_field_name(field):
@@ -388,7 +394,7 @@ class _PlainWriter:
             if isinstance(values, list) and values and all(_plain_value(v) for v in values):
                 return ("Literal[" + ", ".join(repr(v) for v in values) + "]",)
             return None
-        if _closed_object(schema):
+        if _closed_object(schema) or (_open_object(schema) and "properties" in schema):
             if not schema.get("properties"):  # an empty dict (whose length only a field bounds)
                 return ("dict[str, Any]",)
             name = naming.unique(place, self.taken, separator="")
@@ -428,6 +434,16 @@ def _closed_object(schema: Any) -> bool:
     )
 
 
+def _open_object(schema: Any) -> bool:
+    """`{"type": "object"}` with `properties` and `required` or without, and no other
+    keyword (extra keys allowed: a result's objects)."""
+    return (
+        isinstance(schema, dict)
+        and schema.get("type") == "object"
+        and not set(schema) - {"type", "properties", "required"}
+    )
+
+
 def _plain_field_name(name: str) -> bool:
     return (
         _PLAIN_NAME.fullmatch(name) is not None
@@ -458,8 +474,8 @@ def _split(
 ) -> list[dict[str, Any]]:
     """The combined schema as `groups` documents: each holds the classes of the tools whose
     name falls in its group and every `$defs` entry they use (shared ones in several)."""
-    if groups == 1:
-        return [document]
+    if groups == 1:  # none when every class is plain: nothing for the generator to make
+        return [document] if document["$defs"] else []
     defs: dict[str, Any] = document["$defs"]
     buckets: list[list[str]] = [[] for _ in range(groups)]
     for tool, pair in sorted(names.items()):

@@ -6,6 +6,23 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, RootModel
 
 
+class GetPetsResultDocument(BaseModel):
+    code: str | None = None
+
+
+class GetPetsResultShared(BaseModel):
+    note: str | None = None
+
+
+class GetPetsResult(BaseModel):
+    code: str | None = None
+    count: int | None = None
+    document: GetPetsResultDocument | None = None
+    name: str | None = None
+    shared: GetPetsResultShared | None = None
+    tag: str | None = None
+
+
 class AnyValue(RootModel[Any]):
     root: Any
 
@@ -37,23 +54,6 @@ class GetPetsArguments(BaseModel):
     tags: list[str] | None = None
     when: int | float | None = None
     x_trace: str | None = None
-
-
-class Document(BaseModel):
-    code: str | None = None
-
-
-class Shared(BaseModel):
-    note: str | None = None
-
-
-class GetPetsResult(BaseModel):
-    code: str | None = None
-    count: int | None = None
-    document: Document | None = None
-    name: str | None = None
-    shared: Shared | None = None
-    tag: str | None = None
 
 
 ARGUMENTS: dict[str, type[BaseModel]] = {
