@@ -317,6 +317,13 @@ def _plain_shapes() -> list[Any]:
         {"type": "object"},  # open too
         {"type": "object", "additionalProperties": False},  # a dict of length 0
     ]
+    # Nullable enums, as the converter splits `type: [string, null]` with an `enum`: a field's
+    # own only (in a union, a list or a map datamodel-code-generator may drop their `None`).
+    nullable: list[Any] = [
+        {"anyOf": [{"type": "string"}, {"type": "null"}], "enum": ["a", "b"]},
+        {"oneOf": [{"type": "null"}, {"type": "string"}], "enum": ["a", None]},
+        {"anyOf": [{"type": "null"}, {"type": "string"}], "enum": [None, "b c"]},
+    ]
     null = {"type": "null"}
     unions: list[Any] = [
         {key: [a, b]}
@@ -336,7 +343,7 @@ def _plain_shapes() -> list[Any]:
     containers += [{"type": "object", "additionalProperties": value} for value in values]
     nested = [{"type": "array", "items": containers[0]}, {"anyOf": [containers[-1], null]}]
     nested += [{"oneOf": [container, null]} for container in containers[::5]]
-    return [*leaves, *unions, *containers, *nested]
+    return [*leaves, *nullable, *unions, *containers, *nested]
 
 
 def _expanded(source: str) -> dict[str, str]:
@@ -572,7 +579,22 @@ def test_a_plain_module_imports_what_its_classes_use_and_no_more() -> None:
         {"q": {"anyOf": [{"type": "string"}], "oneOf": [{"type": "string"}]}},
         {"q": {"type": "array", "items": {"anyOf": [{"type": "string"}, {"const": 1}]}}},
         {"q": {"type": "object", "additionalProperties": False, "properties": {"A": {}}}},
-        {"q": {"enum": ["open", None], "anyOf": [{"type": "string"}, {"type": "null"}]}},
+        # a nullable enum in a union (datamodel-code-generator drops its None), or odd ones
+        {"q": {"anyOf": [{"anyOf": [{"type": "string"}, {"type": "null"}], "enum": ["a"]}]}},
+        {"q": {"anyOf": [{"type": "string"}, {"type": "null"}], "enum": [None]}},
+        {
+            "q": {
+                "type": "array",
+                "items": {"anyOf": [{"type": "string"}, {"type": "null"}], "enum": ["a"]},
+            }
+        },
+        {"q": {"anyOf": [{"type": "integer"}, {"type": "null"}], "enum": [1]}},
+        {
+            "q": {
+                "anyOf": [{"type": "string"}, {"type": "null"}, {"type": "integer"}],
+                "enum": ["a"],
+            }
+        },
         {"type": {"type": "string"}, "str": {"type": "string"}},
         {"dict": {"type": "string"}},
         {"list": {"type": "integer"}},

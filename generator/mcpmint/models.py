@@ -347,7 +347,7 @@ class _PlainWriter:
             if not _plain_field_name(field):
                 return False
             nested = len(self.named)
-            members = self.members(properties[field], name + naming.pascal(field))
+            members = self.members(properties[field], name + naming.pascal(field), field=True)
             if members is None:
                 return False
             if len(self.named) > nested and not field[0].islower():
@@ -371,7 +371,7 @@ class _PlainWriter:
         self.classes[name] = "\n".join(lines) + "\n"
         return True
 
-    def members(self, schema: Any, place: str) -> tuple[str, ...] | None:
+    def members(self, schema: Any, place: str, field: bool = False) -> tuple[str, ...] | None:
         """The members of a plain field's type, as datamodel-code-generator writes them
         (`"None"` for null), or None when the field is not plain. Plain is: `{"type": t}` for
         a string, integer, number or boolean; a string enum (`Literal['a', 'b']`); an open
@@ -420,7 +420,30 @@ class _PlainWriter:
                     return None
                 found.extend(inner)
             return tuple(found) if set(found) != {"None"} else None
+        if keys in ({"anyOf", "enum"}, {"oneOf", "enum"}) and field:
+            # Only a field's own: in a union, a list or a map datamodel-code-generator drops
+            # its `None`, or not, by rules of its own.
+            return _nullable_enum(schema)
         return None
+
+
+def _nullable_enum(schema: dict[str, Any]) -> tuple[str, ...] | None:
+    """The members of a nullable string enum (`type: [string, null]` with an `enum`, as the
+    converter splits it: `{"anyOf": [string, null], "enum": [...]}`), as datamodel-code-
+    generator writes them: `Literal[...]` and `None`; when `null` is one of the values, the
+    `Literal` twice (`Literal['a'] | Literal['a'] | None`: its text, kept). None otherwise."""
+    options = schema.get("anyOf", schema.get("oneOf"))
+    values = schema["enum"]
+    kinds = [{"type": "string"}, {"type": "null"}]
+    if not isinstance(options, list) or options not in (kinds, kinds[::-1]):
+        return None
+    if not isinstance(values, list):
+        return None
+    strings = [value for value in values if value is not None]
+    if not strings or not all(_plain_value(value) for value in strings):
+        return None
+    literal = "Literal[" + ", ".join(repr(value) for value in strings) + "]"
+    return (f"{literal} | {literal}" if None in values else literal, "None")
 
 
 def _closed_object(schema: Any) -> bool:
