@@ -362,34 +362,6 @@ def _random_schema(rng: random.Random, depth: int, defs: list[str], *, branch: b
     return node
 
 
-def test_compacting_within_a_budget_matches_on_random_schemas() -> None:
-    """`compact_within` against compacting, then `limit_depth`, on 100 random roots (fixed
-    seeds), at three hoisting thresholds and budgets around each compacted size."""
-    compared = 0
-    for seed in range(100):
-        rng = random.Random(seed)
-        names = [f"D{i}" for i in range(rng.randint(0, 3))]
-        defs = {name: _random_schema(rng, 4, names) for name in names}
-        shared = _random_schema(rng, 3, names)
-        properties = {
-            f"r{i}": shared if rng.random() < 0.5 else _random_schema(rng, 5, names)
-            for i in range(rng.randint(1, 6))
-        }
-        root: dict[str, Any] = {"type": "object", "properties": properties}
-        if defs:
-            root["$defs"] = defs
-        for min_bytes in (20, 60, HOIST_MIN_BYTES):
-            whole = compact(root, min_bytes=min_bytes)
-            size = len(jsontext.compact(whole))
-            for budget in sorted({10, size // 4, size // 2, size - 1, size, size + 5}):
-                got, cut = compact_within(root, budget, min_bytes=min_bytes)
-                expected = limit_depth(whole, budget)
-                assert json.dumps(got) == json.dumps(expected), (seed, min_bytes, budget)
-                assert cut == (size > budget), (seed, min_bytes, budget)
-                compared += 1
-    assert compared > 1500
-
-
 def _random_root(seed: int) -> dict[str, Any]:
     rng = random.Random(seed)
     names = [f"D{i}" for i in range(rng.randint(0, 3))]
@@ -403,6 +375,24 @@ def _random_root(seed: int) -> dict[str, Any]:
     if defs:
         root["$defs"] = defs
     return root
+
+
+def test_compacting_within_a_budget_matches_on_random_schemas() -> None:
+    """`compact_within` against compacting, then `limit_depth`, on 100 random roots (fixed
+    seeds), at three hoisting thresholds and budgets around each compacted size."""
+    compared = 0
+    for seed in range(100):
+        root = _random_root(seed)
+        for min_bytes in (20, 60, HOIST_MIN_BYTES):
+            whole = compact(root, min_bytes=min_bytes)
+            size = len(jsontext.compact(whole))
+            for budget in sorted({10, size // 4, size // 2, size - 1, size, size + 5}):
+                got, cut = compact_within(root, budget, min_bytes=min_bytes)
+                expected = limit_depth(whole, budget)
+                assert json.dumps(got) == json.dumps(expected), (seed, min_bytes, budget)
+                assert cut == (size > budget), (seed, min_bytes, budget)
+                compared += 1
+    assert compared > 1500
 
 
 def test_the_least_size_is_never_more_than_the_compacted_size() -> None:

@@ -407,6 +407,20 @@ def _closed(properties: dict[str, Any], required: tuple[str, ...] = ()) -> dict[
     return schema | ({"required": list(required)} if required else {})
 
 
+def _assert_generator_writes_the_same(defs: dict[str, Any]) -> dict[str, str]:
+    """Every class of `defs` is plain, and is what datamodel-code-generator writes for it but
+    for the nested classes' names (written out in place); its classes, expanded."""
+    source, found = models._generate(json.dumps({"$defs": defs}, sort_keys=True), "test")
+    assert found == [] and source
+    theirs = _expanded(source)
+    taken = set(defs)
+    for name, schema in defs.items():
+        classes = models.plain_class(name, schema, taken)
+        assert classes is not None and list(classes)[-1] == name, name
+        assert _expanded(models.plain_module(classes))[name] == theirs[name], name
+    return theirs
+
+
 def test_closed_objects_in_fields_are_the_classes_datamodel_code_generator_writes() -> None:
     """A field holding a closed object is a class of its own, nested as deep as it goes, in
     lists, maps and unions: the same classes as datamodel-code-generator's but for their
@@ -427,14 +441,7 @@ def test_closed_objects_in_fields_are_the_classes_datamodel_code_generator_write
         "NestedArguments": _closed(fields, ("one", "either")),
         "ShallowArguments": _closed({"one": inner}),
     }
-    source, found = models._generate(json.dumps({"$defs": defs}, sort_keys=True), "test")
-    assert found == [] and source
-    theirs = _expanded(source)
-    taken = set(defs)
-    for name, schema in defs.items():
-        classes = models.plain_class(name, schema, taken)
-        assert classes is not None and list(classes)[-1] == name, name
-        assert _expanded(models.plain_module(classes))[name] == theirs[name], name
+    theirs = _assert_generator_writes_the_same(defs)
     assert len(theirs) > 8  # nested classes were compared, not only flat fields
 
 
@@ -463,14 +470,7 @@ def test_open_objects_are_the_classes_datamodel_code_generator_writes() -> None:
         "EmptyResult": _open({}),
         "FlatResult": _open({"id": {"type": "integer"}, "name": {"type": "string"}}, ("id",)),
     }
-    source, found = models._generate(json.dumps({"$defs": defs}, sort_keys=True), "test")
-    assert found == [] and source
-    theirs = _expanded(source)
-    taken = set(defs)
-    for name, schema in defs.items():
-        classes = models.plain_class(name, schema, taken)
-        assert classes is not None and list(classes)[-1] == name, name
-        assert _expanded(models.plain_module(classes))[name] == theirs[name], name
+    _assert_generator_writes_the_same(defs)
     text = _generator_classes({n: defs[n] for n in ("EmptyResult", "FlatResult")})
     for name in ("EmptyResult", "FlatResult"):  # no nested class: the very text
         assert models.plain_class(name, defs[name]) == {name: text[name]}, name
