@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from mcpmint import hooks_cli
 from mcpmint.hooks_cli import main as hooks_main
 from tests.support import GIT_ENV, REPO, clean_env, run
 
@@ -101,7 +102,57 @@ def test_hooks_cli_generate_regenerates_and_fails_then_passes(tmp_path: Path) ->
     assert done.returncode == 1
     assert "regenerated" in done.stderr
     assert "List pets" in (project / "tools.lock.json").read_text()
-    assert run([*hook, "generate", "mcpmint.yaml"], cwd=project, env=clean_env()).returncode == 0
+    done = run([*hook, "generate", "mcpmint.yaml"], cwd=project, env=clean_env())
+    assert done.returncode == 0 and "up to date (inputs unchanged)" in done.stdout
+
+
+def test_the_generate_hook_runs_the_pipeline_at_most_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Fresh: the quick check alone, in the hook's process (no `mcpmint` started). Stale: one
+    `mcpmint generate`, no `--check` before it (that was a second whole run)."""
+    project = tmp_path / "project"
+    shutil.copytree(REPO / "specs", tmp_path / "specs", ignore=shutil.ignore_patterns("invalid"))
+    project.mkdir()
+    generate_project(project, "../specs/petstore.yaml")
+    calls: list[tuple[str, ...]] = []
+    real = hooks_cli._mcpmint
+
+    def counting(*args: str) -> int:
+        calls.append(args)
+        return real(*args)
+
+    monkeypatch.setattr(hooks_cli, "_mcpmint", counting)
+    monkeypatch.chdir(project)
+    assert hooks_main(["generate", "mcpmint.yaml"]) == 0
+    assert calls == [] and "up to date (inputs unchanged)" in capsys.readouterr().out
+    spec = tmp_path / "specs" / "petstore.yaml"
+    spec.write_text(spec.read_text().replace("summary: List all pets", "summary: List pets"))
+    assert hooks_main(["generate", "mcpmint.yaml"]) == 1
+    assert calls == [("generate", "mcpmint.yaml")]
+    assert "regenerated the project" in capsys.readouterr().err
+    assert hooks_main(["generate", "mcpmint.yaml"]) == 0 and len(calls) == 1
+
+
+def test_the_generate_hook_refreshes_a_stale_record_of_the_inputs_once(tmp_path: Path) -> None:
+    """A spec edit that changes no output (a comment): the whole pipeline runs, finds every
+    generated file as it was, and records the new inputs; the commit stops once so that the
+    manifest is committed with the spec, and the next run is quick (a check that writes
+    nothing would have run the whole pipeline on every commit)."""
+    project = tmp_path / "project"
+    shutil.copytree(REPO / "specs", tmp_path / "specs", ignore=shutil.ignore_patterns("invalid"))
+    project.mkdir()
+    generate_project(project, "../specs/petstore.yaml")
+    lock = (project / "tools.lock.json").read_text()
+    spec = tmp_path / "specs" / "petstore.yaml"
+    spec.write_text(spec.read_text() + "# a comment changes no tool\n")
+    hook = [sys.executable, "-m", "mcpmint.hooks_cli", "generate", "mcpmint.yaml"]
+    done = run(hook, cwd=project, env=clean_env())
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "refreshed the record of the inputs" in done.stderr
+    assert (project / "tools.lock.json").read_text() == lock
+    done = run(hook, cwd=project, env=clean_env())
+    assert done.returncode == 0 and "up to date (inputs unchanged)" in done.stdout
 
 
 @pytest.mark.slow

@@ -1,8 +1,12 @@
 """The pre-commit hooks of `.pre-commit-hooks.yaml`: `python -m mcpmint.hooks_cli MODE [CONFIG...]`.
 
-- `generate`: for each project, `mcpmint generate --check`; when that reports the output
-  stale, `mcpmint generate`, and exit 1 so the commit stops with the regenerated files left
-  modified in the working tree (as formatters do): review them, `git add`, commit again.
+- `generate`: for each project, the quick check of `mcpmint generate --check` (inputs and
+  generated files unchanged since the last run: nothing loaded or built); when it cannot
+  confirm, one `mcpmint generate`, and exit 1 when that changed the project's manifest, so the
+  commit stops with the regenerated files left modified in the working tree (as formatters
+  do): review them, `git add`, commit again. A run that regenerates nothing but the manifest's
+  record of its inputs (a spec edit that changes no output, another mcpmint) stops the commit
+  once too: the hooks are quick again once it is committed.
 - `check`: `mcpmint generate --check` only; exit 1 when any project is stale.
 
 The projects are the CONFIG arguments (an `mcpmint.yaml`, or a folder holding one); without
@@ -13,6 +17,7 @@ the hook with `mcpmint`'s own message and exit code.
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -52,23 +57,74 @@ def run(mode: str, arguments: Sequence[str]) -> int:
         return 0
     status = 0
     for config in configs:
-        code = _mcpmint("generate", "--check", config)
-        if code == 0:
+        if mode == "check":
+            status = max(status, _mcpmint("generate", "--check", config))
             continue
-        if mode == "check" or code != 1:
-            status = max(status, code)
+        fresh, folder = _quick_check(config)
+        if fresh:
+            print(f"{config}: up to date (inputs unchanged)")
             continue
-        code = _mcpmint("generate", config)
+        before = _manifest(folder)
+        code = _mcpmint("generate", config)  # one run: a `--check` first would be a second
         if code != 0:
             status = max(status, code)
             continue
-        print(
-            f"mcpmint: regenerated the project of {config}; review the changes, `git add` "
-            "them and commit again",
-            file=sys.stderr,
-        )
+        after = _manifest(folder)
+        if after == before:
+            continue
+        if _files(after) == _files(before):
+            print(
+                f"mcpmint: refreshed the record of the inputs in {config}'s "
+                ".mcpmint/manifest.json (no generated file changed); `git add` it and commit "
+                "again",
+                file=sys.stderr,
+            )
+        else:
+            print(
+                f"mcpmint: regenerated the project of {config}; review the changes, `git add` "
+                "them and commit again",
+                file=sys.stderr,
+            )
         status = max(status, 1)
     return status
+
+
+def _quick_check(config: str) -> tuple[bool, Path | None]:
+    """Whether the quick check of `mcpmint generate --check` confirms `config`'s project is up
+    to date, and the folder it generates into (None when the config cannot be read: `mcpmint
+    generate` then says why). Made here, not in a subprocess: the quick check is what most
+    commits need, and a second process would only start the same imports again."""
+    from .config import load_config
+    from .diagnostics import DiagnosticSink
+    from .pipeline import GenerateOptions, up_to_date
+
+    try:
+        loaded = load_config(Path(config), DiagnosticSink())
+        if loaded is None:
+            return False, None
+        return up_to_date(loaded, GenerateOptions(output=None, check=True)), loaded.folder
+    except Exception:  # anything unexpected: the real run reports it
+        return False, None
+
+
+def _manifest(folder: Path | None) -> str | None:
+    """The text of the manifest of the project generated into `folder` (None: none)."""
+    from .write import MANIFEST
+
+    if folder is None:
+        return None
+    try:
+        return (folder / MANIFEST).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def _files(manifest: str | None) -> object:
+    """The generated files and their hashes a manifest lists (anything else: itself)."""
+    try:
+        return json.loads(manifest or "")["files"]
+    except (ValueError, KeyError, TypeError):
+        return manifest
 
 
 def main(argv: Sequence[str] | None = None) -> int:
