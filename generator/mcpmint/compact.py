@@ -260,11 +260,8 @@ class Interner:
         key = (max_bytes, tuple(sorted(def_ids.items())))
         sizes = self._cut_sizes.get(key)
         if sizes is None:
-            defs = {name: viewer._view(def_ids[name], top=True) for name in sorted(def_ids)}
-            sizes = self._cut_sizes[key] = _CutSizes(defs, max_bytes)
-        top = dict(viewer._view(root_id, top=True).items())
-        if sizes.defs:
-            top["$defs"] = sizes.defs
+            sizes = self._cut_sizes[key] = _CutSizes(viewer.defs_views(def_ids), max_bytes)
+        top = viewer.root_view(root_id, sizes.defs)
         return _deepest_cut(top, sizes.defs, max_bytes, sizes)
 
     def dropped(self, node: Any) -> bool:
@@ -426,13 +423,23 @@ class _Compactor:
 
     def root_views(self) -> tuple[dict[str, Any], dict[str, Any]]:
         """The compacted root and its `$defs`, as a depth cut reads them (`_View`)."""
-        defs: dict[str, Any] = {
-            name: self._view(self._defs[name], top=True) for name in sorted(self._defs)
-        }
-        root = dict(self._view(self._root_id, top=True).items())
+        defs = self.defs_views(self._defs)
+        return self.root_view(self._root_id, defs), defs
+
+    def defs_views(self, named: Mapping[str, int]) -> dict[str, Any]:
+        """Views of the `$defs` entries `named` (name -> node id), in name order."""
+        return {name: self._view(named[name], top=True) for name in sorted(named)}
+
+    def root_view(self, root_id: int, defs: Mapping[str, Any]) -> dict[str, Any]:
+        """The root `root_id` as a cut reads it, with `defs` (views) as its `$defs`."""
+        root = dict(self._view(root_id, top=True).items())
         if defs:
             root["$defs"] = defs
-        return root, defs
+        return root
+
+    def cut_unplanned(self, max_bytes: int) -> dict[str, Any]:
+        """The deepest cut of the root last interned, nothing planned (`least_size`)."""
+        return self._interner.unplanned_cut(self._root_id, self._def_ids, max_bytes)
 
     def _view(self, ident: int, *, top: bool = False) -> Any:
         """`_build(ident, top)`, or a `_View` of it that builds only what a cut reads; the
@@ -563,8 +570,7 @@ def compact_within(
     compactor = _Compactor(min_bytes, interner)
     compactor.intern(root)
     if compactor.least_size(max_bytes) > max_bytes:  # a cut: nothing to plan (`least_size`)
-        cut = compactor._interner.unplanned_cut(compactor._root_id, compactor._def_ids, max_bytes)
-        return cut, True
+        return compactor.cut_unplanned(max_bytes), True
     if not compactor.choose():
         whole = dict(root)
         if _size(whole) <= max_bytes:

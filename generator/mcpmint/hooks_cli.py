@@ -57,36 +57,39 @@ def run(mode: str, arguments: Sequence[str]) -> int:
         return 0
     status = 0
     for config in configs:
-        if mode == "check":
-            status = max(status, _mcpmint("generate", "--check", config))
-            continue
-        fresh, folder = _quick_check(config)
-        if fresh:
-            print(f"{config}: up to date (inputs unchanged)")
-            continue
-        before = _manifest(folder)
-        code = _mcpmint("generate", config)  # one run: a `--check` first would be a second
-        if code != 0:
-            status = max(status, code)
-            continue
-        after = _manifest(folder)
-        if after == before:
-            continue
-        if _files(after) == _files(before):
-            print(
-                f"mcpmint: refreshed the record of the inputs in {config}'s "
-                ".mcpmint/manifest.json (no generated file changed); `git add` it and commit "
-                "again",
-                file=sys.stderr,
-            )
-        else:
-            print(
-                f"mcpmint: regenerated the project of {config}; review the changes, `git add` "
-                "them and commit again",
-                file=sys.stderr,
-            )
-        status = max(status, 1)
+        code = _mcpmint("generate", "--check", config) if mode == "check" else _generate(config)
+        status = max(status, code)
     return status
+
+
+def _generate(config: str) -> int:
+    """The `generate` hook for one project: 0 when it is up to date, else `mcpmint generate`
+    once, and 1 when that changed the project's manifest (or `generate`'s own failure)."""
+    from .write import MANIFEST  # here: the check hook imports none of the generator
+
+    fresh, folder = _quick_check(config)
+    if fresh:
+        print(f"{config}: up to date (inputs unchanged)")
+        return 0
+    manifest = folder / MANIFEST if folder is not None else None
+    before = _text(manifest)
+    code = _mcpmint("generate", config)  # one run: a `--check` first would be a second
+    after = _text(manifest)
+    if code != 0 or after == before:
+        return code
+    if _files(after) == _files(before):
+        print(
+            f"mcpmint: refreshed the record of the inputs in {config}'s {MANIFEST} (no "
+            "generated file changed); `git add` it and commit again",
+            file=sys.stderr,
+        )
+    else:
+        print(
+            f"mcpmint: regenerated the project of {config}; review the changes, `git add` "
+            "them and commit again",
+            file=sys.stderr,
+        )
+    return 1
 
 
 def _quick_check(config: str) -> tuple[bool, Path | None]:
@@ -107,14 +110,12 @@ def _quick_check(config: str) -> tuple[bool, Path | None]:
         return False, None
 
 
-def _manifest(folder: Path | None) -> str | None:
-    """The text of the manifest of the project generated into `folder` (None: none)."""
-    from .write import MANIFEST
-
-    if folder is None:
+def _text(path: Path | None) -> str | None:
+    """The text of `path` (None: no path, or no readable file)."""
+    if path is None:
         return None
     try:
-        return (folder / MANIFEST).read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         return None
 
