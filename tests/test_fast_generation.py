@@ -409,13 +409,13 @@ def test_an_unchanged_lock_is_not_read_back_and_a_changed_one_is_compared(
     out = tmp_path / "out"
     run(spec, out)
     parsed: list[int] = []
-    original = pipeline.parse_lock
+    original = pipeline.changes_since
 
-    def counting(text: str) -> dict[str, Any]:
+    def counting(text: str, *args: Any) -> Any:
         parsed.append(len(text))
-        return original(text)
+        return original(text, *args)
 
-    monkeypatch.setattr(pipeline, "parse_lock", counting)
+    monkeypatch.setattr(pipeline, "changes_since", counting)
     run(spec, out)  # nothing changed
     assert parsed == []
     spec.write_text(spec.read_text(encoding="utf-8").replace("List all pets", "List pets"))

@@ -16,7 +16,10 @@ import pytest
 from mcpmint.diagnostics import DiagnosticSink
 from mcpmint.lock import (
     Change,
+    LockError,
+    changes_since,
     diff_locks,
+    dump,
     has_breaking,
     lock_document,
     lock_text,
@@ -167,6 +170,76 @@ def test_a_lock_that_is_not_one_is_rejected_with_a_reason() -> None:
             assert reason in str(exc)
         else:  # pragma: no cover
             raise AssertionError(text)
+
+
+def _edited_locks() -> dict[str, tuple[dict[str, Any], dict[str, Any]]]:
+    """Pairs (old, new) of real locks: every kind of change to the tool surface."""
+    base = petstore_lock()
+    names = list(base["tools"])
+    edits: dict[str, Any] = {
+        "nothing": lambda d: None,
+        "a description": lambda d: d["tools"][names[2]].update(description="Edited."),
+        "the first and the last tool": lambda d: [
+            d["tools"][names[0]].update(hash="0" * 64),
+            d["tools"][names[-1]]["inputSchema"].update(required=[]),
+        ],
+        "a tool removed": lambda d: d["tools"].pop(names[1]),
+        "a tool added": lambda d: d["tools"].update(zz_new=tool(path="/zz")),
+        "a tool renamed": lambda d: d["tools"].update(renamed_tool=d["tools"].pop(names[3])),
+        "every tool removed": lambda d: d["tools"].clear(),
+        "the server section": lambda d: d.update(server={"toolMode": {"mode": "dynamic"}}),
+    }
+    pairs = {}
+    for label, edit in edits.items():
+        new = copy.deepcopy(base)
+        edit(new)
+        new["tools"] = dict(sorted(new["tools"].items()))
+        pairs[label] = (base, new)
+        pairs[label + ", reverted"] = (new, base)
+    return pairs
+
+
+EDITED_LOCKS = _edited_locks()
+
+
+@pytest.mark.parametrize("label", EDITED_LOCKS)
+def test_changes_from_the_lock_texts_tool_by_tool_are_the_changes_of_the_whole_locks(
+    label: str,
+) -> None:
+    old, new = EDITED_LOCKS[label]
+    expected = diff_locks(old, new)
+    assert changes_since(dump(old), dump(new), new) == expected
+    # An old lock laid out otherwise (an older mcpmint, a hand edit) is compared whole.
+    assert changes_since(json.dumps(old), dump(new), new) == expected
+    if label.startswith("a description"):
+        assert expected  # the comparison has something to find
+
+
+def test_changes_tool_by_tool_only_read_the_tools_whose_text_differs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    old, new = EDITED_LOCKS["a description"]
+    read: list[str] = []
+    original = json.loads
+
+    def counting(text: str, *args: Any, **kwargs: Any) -> Any:
+        read.append(text)
+        return original(text, *args, **kwargs)
+
+    monkeypatch.setattr("mcpmint.lock.json.loads", counting)
+    changes_since(dump(old), dump(new), new)
+    # The lock around its tools, one tool name, and the one tool whose text differs.
+    summaries = [text for text in read if text.startswith("{") and '"hash"' in text]
+    assert len(summaries) == 2 and '"tools": {}' in summaries[0]
+
+
+def test_a_broken_previous_lock_is_refused_tool_by_tool_too() -> None:
+    old, new = EDITED_LOCKS["a description"]
+    text = dump(old)
+    broken = text.replace('"description": "', '"description": ', 1)  # an unquoted string
+    assert broken != text
+    with pytest.raises(LockError, match="not JSON"):
+        changes_since(broken, dump(new), new)
 
 
 # ---------------------------------------------------------------- breaking

@@ -143,12 +143,16 @@ def _write_atomic(target: Path, name: str, value: Any) -> None:
 @dataclass
 class Memo:
     """Per-item results of a stage (as JSON text) by a digest of each item's input, kept in
-    the stage cache as one entry: built tools (toolmemo.py). `previous` is the last run's,
-    `used` what this run computed or reused (the next run's `previous`)."""
+    the stage cache as one entry: built tools, and what later stages make from one tool
+    alone (toolmemo.py). `previous` is the last run's, `used` what this run computed or
+    reused (the next run's `previous`). `origins`: the key each value this run reused or
+    computed stands under, by the value's identity (each entry holds its value, so the id is
+    never reused)."""
 
     previous: Mapping[str, Any]
     used: dict[str, Any] = field(default_factory=dict)
     missed: int = 0
+    origins: dict[int, tuple[Any, str]] = field(default_factory=dict)
 
 
 class MemoSlot:

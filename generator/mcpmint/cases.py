@@ -11,17 +11,19 @@ from __future__ import annotations
 
 import base64
 import json
+from dataclasses import replace
 from typing import Any
 from urllib.parse import quote, urlsplit
 
 from . import ir
 from .diagnostics import DiagnosticSink
 from .lock import digest
-from .render import catalog
-from .runtime.catalog import CatalogError, load_catalog
+from .render import catalog, tool_definition
+from .runtime.catalog import CatalogError, Tool, load_catalog
 from .runtime.request import ArgumentError, build_request
 from .sample import sample_instance
-from .toolmodes import listed_definitions
+from .toolmemo import derived_key, digest_of, recall, remember
+from .toolmodes import tools_listed
 
 FALLBACK_BASE_URL = "http://upstream.test/api"
 # The multipart boundary the recorded requests use (the server picks a fresh one per request;
@@ -72,61 +74,38 @@ def build_cases(server: ir.Server, sink: DiagnosticSink) -> dict[str, Any]:
     runtime_tools = {tool.name: tool for tool in runtime_catalog.tools}
     base_url = server.base_url or FALLBACK_BASE_URL
     environ = test_environment(server)
+    # What a tool's case reads besides the tool: the server's settings (base URLs, security
+    # schemes, variables), never another tool. With the tool memo (toolmemo.py), a tool the
+    # memo gave has the case it had, unless those settings changed.
+    context = digest_of(replace(server, tools=()))
     calls: dict[str, Any] = {}
     rejections: dict[str, Any] = {}
     unsampled: list[str] = []
+    listed: dict[str, str | None] = {}  # tool name -> its tools/list definition's digest
+    meta_definitions, listed_tools = tools_listed(server)
+    listed_names = {tool.name for tool in listed_tools}
     for tool in server.tools:
-        arguments = _arguments(tool)
-        if arguments is not None:
-            # The cases file is written with sorted keys; expect the body built from that order.
-            arguments = json.loads(json.dumps(arguments, sort_keys=True))
-        rejections[tool.name] = _rejections(tool, arguments or {})
-        if tool.handler:
-            continue  # no request to check; hooks.py answers it (the user's tests cover that)
-        if arguments is None:
+        key = derived_key("case", tool, context) if context is not None else None
+        case = recall(key)
+        if case is None:
+            warnings = len(sink.items)
+            shown = tool.name in listed_names
+            case = _case(server, tool, runtime_tools[tool.name], environ, shown, sink)
+            if len(sink.items) == warnings:  # a warning belongs to every run
+                remember(key, case)
+        rejections[tool.name] = case["rejections"]
+        listed[tool.name] = case["listed"]
+        if case["call"] is not None:
+            calls[tool.name] = case["call"]
+        elif not tool.handler:
             unsampled.append(tool.name)
-            continue
-        try:
-            prepared = build_request(
-                runtime_tools[tool.name],
-                arguments,
-                _base_url(server, tool),
-                boundary=CASES_BOUNDARY,
-            )
-        except ArgumentError as exc:
-            sink.warning(
-                tool.source,
-                f"tool {tool.name}: its example arguments cannot build a request ({exc}); "
-                "the generated tests leave it out",
-            )
-            unsampled.append(tool.name)
-            continue
-        headers = {k.lower(): v for k, v in prepared.headers if k.lower() == "content-type"}
-        query, credential_headers = _credentials(server, tool, environ)
-        headers.update(credential_headers)
-        url = prepared.url
-        if query:
-            url += ("&" if "?" in url else "?") + "&".join(query)
-        calls[tool.name] = {
-            "arguments": arguments,
-            "confirmation": tool.confirmation,
-            "request": {
-                "method": prepared.method,
-                "url": url,
-                "body": (prepared.body or b"").decode("utf-8"),
-                "headers": headers,
-            },
-            "response": _response(tool),
-            # Sent as text/plain, not as JSON: a bare JSON string must still go as JSON.
-            "responseText": _text_response(tool),
-        }
     return {
         "environ": environ,
         # What the tool mode lists: each definition's name and digest (the definitions
         # themselves are tools.json's, megabytes on a large API).
         "toolsList": [
-            {"name": definition["name"], "sha256": digest(definition)}
-            for definition in listed_definitions(server)
+            *({"name": meta["name"], "sha256": digest(meta)} for meta in meta_definitions),
+            *({"name": tool.name, "sha256": listed[tool.name]} for tool in listed_tools),
         ],
         "calls": calls,
         "rejections": rejections,
@@ -137,6 +116,61 @@ def build_cases(server: ir.Server, sink: DiagnosticSink) -> dict[str, Any]:
             name for name in calls if calls[name]["confirmation"] == "required"
         ),
     }
+
+
+def _case(
+    server: ir.Server,
+    tool: ir.Tool,
+    runtime_tool: Tool,
+    environ: dict[str, str],
+    shown: bool,
+    sink: DiagnosticSink,
+) -> dict[str, Any]:
+    """One tool's part of the cases: the arguments it must refuse, its call (None for a
+    handler tool or one whose arguments could not be made) and, when `tools/list` shows it,
+    its definition's digest."""
+    arguments = _arguments(tool)
+    if arguments is not None:
+        # The cases file is written with sorted keys; expect the body built from that order.
+        arguments = json.loads(json.dumps(arguments, sort_keys=True))
+    case: dict[str, Any] = {
+        "rejections": _rejections(tool, arguments or {}),
+        "call": None,
+        "listed": digest(tool_definition(tool)) if shown else None,
+    }
+    if tool.handler or arguments is None:
+        return case  # a handler has no request to check; hooks.py answers it
+    try:
+        prepared = build_request(
+            runtime_tool, arguments, _base_url(server, tool), boundary=CASES_BOUNDARY
+        )
+    except ArgumentError as exc:
+        sink.warning(
+            tool.source,
+            f"tool {tool.name}: its example arguments cannot build a request ({exc}); "
+            "the generated tests leave it out",
+        )
+        return case
+    headers = {k.lower(): v for k, v in prepared.headers if k.lower() == "content-type"}
+    query, credential_headers = _credentials(server, tool, environ)
+    headers.update(credential_headers)
+    url = prepared.url
+    if query:
+        url += ("&" if "?" in url else "?") + "&".join(query)
+    case["call"] = {
+        "arguments": arguments,
+        "confirmation": tool.confirmation,
+        "request": {
+            "method": prepared.method,
+            "url": url,
+            "body": (prepared.body or b"").decode("utf-8"),
+            "headers": headers,
+        },
+        "response": _response(tool),
+        # Sent as text/plain, not as JSON: a bare JSON string must still go as JSON.
+        "responseText": _text_response(tool),
+    }
+    return case
 
 
 def _base_url(server: ir.Server, tool: ir.Tool) -> str:

@@ -16,9 +16,12 @@ The estimate is `mcpmint tools`'s (toolmodes.estimate_tokens: about four bytes a
 
 from __future__ import annotations
 
+from functools import partial
+
 from . import ir
 from .diagnostics import DiagnosticSink
 from .render import tool_definition
+from .toolmemo import made_once
 from .toolmodes import estimate_tokens
 
 __all__ = ["LARGE_TOKENS", "every_tool_tokens", "is_large", "result_models_for", "warn_if_large"]
@@ -27,8 +30,15 @@ LARGE_TOKENS = 100_000  # estimated tokens of an all-mode tools/list called larg
 
 
 def every_tool_tokens(server: ir.Server) -> int:
-    """Estimated tokens of a `tools/list` listing every tool (all mode), whatever the mode."""
-    return estimate_tokens([tool_definition(tool) for tool in server.tools])[1]
+    """Estimated tokens of a `tools/list` listing every tool (all mode), whatever the mode:
+    `estimate_tokens` of every definition, from each one's own size (kept in the tool memo)."""
+    sizes = [made_once("listed-bytes", tool, partial(_bytes, tool)) for tool in server.tools]
+    # `{"tools":[` + the definitions, a comma between each two + `]}`
+    return (len('{"tools":[]}') + sum(sizes) + max(len(sizes) - 1, 0)) // 4
+
+
+def _bytes(tool: ir.Tool) -> int:
+    return estimate_tokens([tool_definition(tool)])[0] - len('{"tools":[]}')
 
 
 def is_large(tokens: int) -> bool:

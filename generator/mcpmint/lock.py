@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -25,6 +26,7 @@ from typing import Any, Literal
 from . import ir
 from .jsontext import compact, pretty
 from .render import catalog
+from .toolmemo import made_once
 
 LOCK_FILE = "tools.lock.json"
 LOCK_FORMAT = 1
@@ -103,7 +105,7 @@ def tool_summary(tool: ir.Tool, entry: Mapping[str, Any]) -> dict[str, Any]:
     """One tool's lock entry; `entry` is the tool's `tools.json` entry (render.catalog)."""
     definition = {key: entry[key] for key in _DEFINITION_KEYS if key in entry}
     summary: dict[str, Any] = {
-        "hash": digest(definition),
+        "hash": made_once("lock-hash", tool, lambda: digest(definition)),
         "description": entry["description"],
         "annotations": entry["annotations"],
         "inputSchema": entry["inputSchema"],
@@ -183,6 +185,64 @@ def parse_lock(text: str) -> dict[str, Any]:
     if not isinstance(tools, dict) or not all(isinstance(t, dict) for t in tools.values()):
         raise LockError("tools must be an object of tool summaries")
     return dict(data)
+
+
+def changes_since(old_text: str, new_text: str, new: Mapping[str, Any]) -> list[Change]:
+    """`diff_locks(parse_lock(old_text), new)`, where `new_text` is `dump(new)`.
+
+    A large server's lock is 15 MB (GitHub), and a run that changed one operation would
+    parse it all back to find one tool's change. Both texts are split per tool instead (as
+    `dump` lays them out); only the tools whose text differs are parsed and compared, and
+    they are all that `diff_locks` reports: a tool whose summary is the same has no change,
+    and renames pair removed tools with added ones. A text laid out otherwise (an older
+    format, a hand edit) is parsed whole. `LockError` when `old_text` is not a lock.
+    """
+    old_split, new_split = _split_tools(old_text), _split_tools(new_text)
+    if old_split is None or new_split is None:
+        return diff_locks(parse_lock(old_text), new)
+    (old_head, old_tools), (_, new_tools) = old_split, new_split
+    differing = {name: text for name, text in old_tools.items() if new_tools.get(name) != text}
+    try:
+        old = parse_lock(old_head) | {"tools": {n: json.loads(t) for n, t in differing.items()}}
+    except ValueError as exc:
+        raise LockError(f"not JSON: {exc}") from None
+    if not all(isinstance(summary, dict) for summary in old["tools"].values()):
+        raise LockError("tools must be an object of tool summaries")
+    changed = {name for name, text in new_tools.items() if old_tools.get(name) != text}
+    tools = new["tools"]
+    return diff_locks(old, {**new, "tools": {name: tools[name] for name in changed}})
+
+
+_TOOLS_OPEN = '\n  "tools": {\n'
+_TOOL_KEY = re.compile(r'    ("[A-Za-z0-9_.-]*"): \{\n')
+_TOOL_CLOSE = "\n    }"
+
+
+def _split_tools(text: str) -> tuple[str, dict[str, str]] | None:
+    """The lock text with `{}` for its tools, and each tool's summary text by name; None
+    when the text is not laid out as `dump` writes it (two-space indent, sorted keys)."""
+    start = text.find(_TOOLS_OPEN)
+    if start < 0 or text.find(_TOOLS_OPEN, start + 1) >= 0:
+        return None
+    at = start + len(_TOOLS_OPEN)
+    tools: dict[str, str] = {}
+    while True:
+        key = _TOOL_KEY.match(text, at)
+        if key is None:
+            return None
+        value = key.end() - 2  # the opening brace
+        end = text.find(_TOOL_CLOSE, value)
+        if end < 0:
+            return None
+        end += len(_TOOL_CLOSE)
+        tools[json.loads(key.group(1))] = text[value:end]
+        if text.startswith(",\n", end):
+            at = end + 2
+            continue
+        if text.startswith("\n  }", end):
+            head = text[: start + len(_TOOLS_OPEN) - 1] + "}" + text[end + len("\n  }") :]
+            return head, tools
+        return None
 
 
 # ---------------------------------------------------------------------------- changes

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import gc
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -25,7 +25,15 @@ from .frontends.manifest import build_manifest_server, is_manifest
 from .frontends.openapi import BuildOptions, build_server
 from .largeapi import every_tool_tokens, is_large, result_models_for, warn_if_large
 from .load import RawDocument, load_document
-from .lock import LOCK_FILE, LockError, diff_locks, dump, has_breaking, lock_document, parse_lock
+from .lock import (
+    LOCK_FILE,
+    Change,
+    LockError,
+    changes_since,
+    dump,
+    has_breaking,
+    lock_document,
+)
 from .models import PendingModels
 from .models import warm_up as warm_up_models
 from .openapi_resources import add_resource_templates
@@ -274,22 +282,22 @@ def up_to_date(spec: Path | Config, options: GenerateOptions) -> bool:
     )
 
 
-def previous_lock(
-    output: Path, sink: DiagnosticSink, new_text: str | None = None
-) -> dict[str, Any] | None:
-    """The output folder's current `tools.lock.json`, or None when there is none (or it is
-    unreadable, which is reported as a warning: the write stage guards the file itself), or
-    when its text is `new_text`: the same lock, with no change to find (15 MB of JSON not
-    parsed and compared on a GitHub run that changes nothing)."""
+def lock_changes(
+    output: Path, sink: DiagnosticSink, new_text: str, new: Mapping[str, Any]
+) -> list[Change]:
+    """The changes from the output folder's current `tools.lock.json` to `new` (whose text is
+    `new_text`): none when there is no lock, or it is unreadable (reported as a warning: the
+    write stage guards the file itself), or its text is `new_text` (15 MB of JSON not parsed
+    and compared on a GitHub run that changes nothing)."""
     path = output / LOCK_FILE
     if not path.is_file():
-        return None
+        return []
     try:
         text = path.read_text(encoding="utf-8")
-        return None if text == new_text else parse_lock(text)
+        return [] if text == new_text else changes_since(text, new_text, new)
     except (OSError, UnicodeDecodeError, LockError) as exc:
         sink.warning(str(path), f"previous lock ignored: {exc}", "restore it from version control")
-        return None
+        return []
 
 
 def _warn_unused_config(output: Path, tree: FileTree, sink: DiagnosticSink) -> None:
@@ -368,20 +376,21 @@ def _generate(
     cache: StageCache,
     deferred: list[PendingFindings],
 ) -> WriteReport:
-    # Tools whose inputs did not change are the previous run's (toolmemo.py): a run builds
-    # only what changed.
+    # Tools whose inputs did not change are the previous run's (toolmemo.py), and so is
+    # what later stages make from each of them alone: a run builds only what changed.
     memo = _memo(cache, "tools")
     with reusing_tools(memo):
         server, files, spec_path, output, config_file = _build(
             spec, config, options, sink, cache, deferred
         )
+        if cache.folder is None:
+            cache.folder = output / CACHE_DIR
+        report = _render_and_write(
+            server, files, spec_path, output, config_file, config, options, sink, cache, deferred
+        )
     if memo.missed or memo.used.keys() != memo.previous.keys():
         cache.put("tools", cache_key("tools", "memo"), memo.used)
-    if cache.folder is None:
-        cache.folder = output / CACHE_DIR
-    return _render_and_write(
-        server, files, spec_path, output, config_file, config, options, sink, cache, deferred
-    )
+    return report
 
 
 def _join(deferred: list[PendingFindings]) -> None:
@@ -481,9 +490,8 @@ def _render_and_write(
     _stop_on_errors(sink)
     if config is None:
         _warn_unused_config(output, tree, sink)
-    old_lock = previous_lock(output, sink, tree.generated.get(LOCK_FILE))
     assert tree.lock is not None  # render_server keeps the document the lock was written from
-    changes = [] if old_lock is None else diff_locks(old_lock, tree.lock)
+    changes = lock_changes(output, sink, tree.generated[LOCK_FILE], tree.lock)
     if has_breaking(changes) and not options.accept_breaking and not options.check:
         report = WriteReport(lock_changes=changes, blocked=True)
         report.output = output

@@ -44,6 +44,7 @@ __all__ = [
     "listed_definitions",
     "listed_summary",
     "read_tools_options",
+    "tools_listed",
 ]
 
 DEFAULT_MAX_ITEMS = 20
@@ -298,6 +299,13 @@ def _tags(document: Any, source: str) -> list[str]:
 def listed_definitions(server: ir.Server) -> list[dict[str, Any]]:
     """What `tools/list` shows with the config's choices (no allowlist, no groups variable):
     in the runtime's order, dynamic mode's own tools first, then the catalog's order."""
+    meta, tools = tools_listed(server)
+    return meta + [tool_definition(tool) for tool in tools]
+
+
+def tools_listed(server: ir.Server) -> tuple[list[dict[str, Any]], list[ir.Tool]]:
+    """`listed_definitions` in two parts: dynamic mode's own tools' definitions, and the
+    server's tools it lists, in order."""
     modes = server.tool_modes or {}
     mode = modes.get("mode", "all")
     shown = {tool.name for tool in server.tools}
@@ -309,7 +317,7 @@ def listed_definitions(server: ir.Server) -> list[dict[str, Any]]:
         shown = set(modes.get("core", []))
         for group in modes.get("listedGroups", []):
             shown.update(modes["groups"][group])
-    return meta + [tool_definition(tool) for tool in server.tools if tool.name in shown]
+    return meta, [tool for tool in server.tools if tool.name in shown]
 
 
 def _bytes(value: Any) -> int:

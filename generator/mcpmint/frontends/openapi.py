@@ -25,7 +25,7 @@ from ..runtime.catalog import RESERVED_HEADERS
 from ..sample import sample_instance
 from ..schema import SchemaConverter, SchemaRoot
 from ..text import clean_text, instruction_like, one_line
-from ..toolmemo import ToolKeys, decoded, encode_tool, record_text, tool_memo
+from ..toolmemo import ToolKeys, decoded, encode_tool, note_origin, record_text, tool_memo
 from ..validate import SpecVersion
 from . import common
 
@@ -598,6 +598,7 @@ class _Builder:
         reused = decoded(memo.previous.get(key))
         if reused is not None and reused.tool.name == name and reused.tool.source == op.pointer:
             memo.used[key] = memo.previous[key]
+            note_origin(reused.tool, key)
             if reused.cut:
                 self.cut_outputs.append(f"{op.method.upper()} {op.path}")
             return reused.tool
@@ -616,6 +617,7 @@ class _Builder:
         except (TypeError, ValueError):  # not JSON data (a NaN in an example): rebuilt
             return tool
         memo.missed += 1
+        note_origin(tool, key)
         return tool
 
     # ------------------------------------------------------------------ one tool
