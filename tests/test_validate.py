@@ -306,9 +306,9 @@ def test_the_fast_document_schema_check_changes_no_finding(
     # pure-Python check reports, for valid and invalid documents alike.
     document, version = _corpus_document(entry_file)
 
-    fast = validate.findings(document, version)
+    fast, _ = validate.findings(document, version)
     monkeypatch.setattr(strictcheck, "_passes_fast_check", lambda *_: False)
-    slow = validate.findings(document, version)
+    slow, _ = validate.findings(document, version)
 
     assert [d.render() for d in fast] == [d.render() for d in slow]
 
@@ -322,10 +322,10 @@ def test_the_plain_subscript_step_changes_no_finding(
     document, version = _corpus_document(entry_file)
     own_step = vars(SubscriptableAccessor)["_get_subnode"]
 
-    fast = validate.findings(document, version)
+    fast, _ = validate.findings(document, version)
     assert vars(SubscriptableAccessor)["_get_subnode"] is own_step
     monkeypatch.setattr(strictcheck, "_plain_subnodes", contextlib.nullcontext)
-    slow = validate.findings(document, version)
+    slow, _ = validate.findings(document, version)
 
     assert [d.render() for d in fast] == [d.render() for d in slow]
 

@@ -168,7 +168,14 @@ class _NoFindings:
         return iter(())
 
 
-def _validator(version: SpecVersion, data: Any) -> SpecValidator:
+class _SkipComponents(keywords.KeywordValidator):
+    """The library's walk of the components, left out (validateparts.py)."""
+
+    def __call__(self, components: Any) -> Iterator[ValidationError]:
+        return iter(())
+
+
+def _validator(version: SpecVersion, data: Any, *, skip_components: bool = False) -> SpecValidator:
     """The spec validator for `data`: the document-schema check first, then the library's
     own checks (path parameters, operation ids, defaults against their schemas, ...).
 
@@ -184,9 +191,10 @@ def _validator(version: SpecVersion, data: Any) -> SpecValidator:
         checker: Any = _NoFindings()
     else:
         checker = validator_for(meta_schema)(meta_schema)
-    validator_class: type[SpecValidator] = type(
-        base.__name__, (base,), {"schema_validator": checker}
-    )
+    members: dict[str, Any] = {"schema_validator": checker}
+    if skip_components:
+        members["keyword_validators"] = {**base.keyword_validators, "components": _SkipComponents}
+    validator_class: type[SpecValidator] = type(base.__name__, (base,), members)
     return validator_class(data, base_uri="")
 
 
@@ -269,15 +277,32 @@ def _set_subnode(step: classmethod[Any, Any, Any]) -> None:
     setattr(SubscriptableAccessor, "_get_subnode", step)  # noqa: B010 (typed as a function)
 
 
-def report_findings(doc: RawDocument, version: SpecVersion, sink: DiagnosticSink) -> None:
+def report_findings(
+    doc: RawDocument, version: SpecVersion, sink: DiagnosticSink, paths: list[str] | None = None
+) -> bool:
+    """Report the findings of `doc` as warnings; False when the validator failed (also
+    reported). With `paths`, only those path items are walked, with everything but the other
+    path items, and the components are not walked (validateparts.py says when that finds
+    what the whole document's validation would)."""
+    data = doc.data
+    if paths is not None:
+        data = {**data, "paths": {path: data["paths"][path] for path in paths}}
     with _plain_subnodes():
-        _report_findings(doc, version, sink)
+        return _report_findings(doc, data, version, sink, skip_components=paths is not None)
 
 
-def _report_findings(doc: RawDocument, version: SpecVersion, sink: DiagnosticSink) -> None:
+def _report_findings(
+    doc: RawDocument,
+    data: Any,
+    version: SpecVersion,
+    sink: DiagnosticSink,
+    *,
+    skip_components: bool,
+) -> bool:
     reported = 0
+    completed = True
     try:
-        for error in _validator(version, doc.data).iter_errors():
+        for error in _validator(version, data, skip_components=skip_components).iter_errors():
             reported += 1
             if reported <= MAX_REPORTED:
                 location, message = _describe(doc, error)
@@ -290,6 +315,7 @@ def _report_findings(doc: RawDocument, version: SpecVersion, sink: DiagnosticSin
             ),
             "validation findings may be missing; later stages still check what they use",
         )
+        completed = False
     finally:
         _clear_validator_cache()
     if reported > MAX_REPORTED:
@@ -298,6 +324,7 @@ def _report_findings(doc: RawDocument, version: SpecVersion, sink: DiagnosticSin
             f"{reported - MAX_REPORTED} more validation findings",
             "run `openapi-spec-validator` on the spec to see them all",
         )
+    return completed
 
 
 def _describe(doc: RawDocument, error: ValidationError) -> tuple[str, str]:

@@ -41,6 +41,10 @@ class SpecVersion:
 # rest of the pipeline runs (validation takes ~3 s on GitHub's 969-path spec, single-core);
 # below it, starting a process costs more than it saves.
 BACKGROUND_MIN_PATHS = 200
+# The versions whose findings can be made from the changed path items (validateparts.py):
+# 2.0 and 3.2 documents are walked in places that module does not cover.
+_BY_PARTS = frozenset({("openapi", 3, 0), ("openapi", 3, 1)})
+SHAPE_STAGE = "validated"  # the stage cache's entries of shapes (validateparts.py)
 # The distributions whose code decides the findings (they key the cache).
 _VALIDATOR_LIBRARIES = (
     "openapi-spec-validator",
@@ -78,11 +82,14 @@ def validate_document(
         return None
     key = _findings_key(doc, version)
     stored = cache.get("validate", key) if cache is not None else None
+    # The shape of the last document validated without findings (validateparts.py), read
+    # even on a hit so that the cache keeps it.
+    previous = cache.get(SHAPE_STAGE, _shape_key(doc, version)) if cache is not None else None
     found = _decode(stored)
     if found is not None:
         sink.extend(found)
         return version
-    pending = PendingFindings(doc, version, sink, cache, key)
+    pending = PendingFindings(doc, version, sink, cache, key, previous)
     if deferred is not None and pending.start():
         deferred.append(pending)
     else:
@@ -90,15 +97,26 @@ def validate_document(
     return version
 
 
-def findings(doc: RawDocument, version: SpecVersion) -> list[Diagnostic]:
-    """The strict-validation warnings for `doc` (what `validate_document` reports)."""
+def findings(
+    doc: RawDocument, version: SpecVersion, previous: Any = None
+) -> tuple[list[Diagnostic], dict[str, Any] | None]:
+    """The strict-validation warnings for `doc` (what `validate_document` reports), and the
+    document's shape when it has none (validateparts.py). `previous`: the shape of the last
+    document validated without findings; when only some path items differ from it, and
+    validating those alone finds what the whole document would, only they are validated."""
     # Imported here: openapi-spec-validator takes a tenth of a second to import, which a run
     # whose findings are cached, or made in the second process, does not need.
     from .strictcheck import report_findings
+    from .validateparts import changed_paths, document_shape
 
+    by_parts = (version.family, version.major, version.minor) in _BY_PARTS
+    shape = document_shape(doc.data) if by_parts else None
+    paths = changed_paths(previous, shape, doc.data) if by_parts else None
     sink = DiagnosticSink()
-    report_findings(doc, version, sink)
-    return sink.items
+    if paths is None or not report_findings(doc, version, sink, paths):
+        sink = DiagnosticSink()  # the whole document (also when the validator failed)
+        report_findings(doc, version, sink)
+    return sink.items, (shape if not sink.items else None)
 
 
 class PendingFindings:
@@ -111,29 +129,33 @@ class PendingFindings:
         sink: DiagnosticSink,
         cache: StageCache | None,
         key: str,
+        previous: Any = None,
     ) -> None:
         self.doc, self.version, self.sink, self.cache, self.key = doc, version, sink, cache, key
+        self.previous = previous
         self.index = len(sink.items)  # where the warnings go, as if reported right now
-        self._background: Background[list[Diagnostic]] | None = None
+        self._background: Background[tuple[list[Diagnostic], dict[str, Any] | None]] | None = None
 
     def start(self) -> bool:
         """Fork a worker when it pays and is safe; False means "run it in `join`"."""
         paths = self.doc.data.get("paths")
         big = isinstance(paths, dict) and len(paths) >= BACKGROUND_MIN_PATHS
-        doc, version = self.doc, self.version
-        self._background = Background(lambda: findings(doc, version), worth_it=big)
+        doc, version, previous = self.doc, self.version, self.previous
+        self._background = Background(lambda: findings(doc, version, previous), worth_it=big)
         return self._background.forked
 
     def join(self) -> None:
         """Wait for the findings and put them into the sink at the place they belong."""
         if self._background is not None:
-            found = self._background.result()
+            found, shape = self._background.result()
         else:
-            found = findings(self.doc, self.version)
+            found, shape = findings(self.doc, self.version, self.previous)
         self._background = None
         self.sink.items[self.index : self.index] = found
         if self.cache is not None:
             self.cache.put("validate", self.key, _encode(found))
+            if shape is not None:
+                self.cache.put(SHAPE_STAGE, _shape_key(self.doc, self.version), shape)
 
 
 def _findings_key(doc: RawDocument, version: SpecVersion) -> str:
@@ -146,6 +168,13 @@ def _findings_key(doc: RawDocument, version: SpecVersion) -> str:
         "version": version.text,
     }
     return cache_key("validate", inputs, *_VALIDATOR_LIBRARIES)
+
+
+def _shape_key(doc: RawDocument, version: SpecVersion) -> str:
+    """One entry per entry file and version: the last clean document's shape replaces the
+    one before."""
+    inputs = {"entry": doc.path.as_posix(), "root": doc.root.as_posix(), "version": version.text}
+    return cache_key(SHAPE_STAGE, inputs, *_VALIDATOR_LIBRARIES)
 
 
 def _encode(found: list[Diagnostic]) -> list[list[str]]:

@@ -1,0 +1,272 @@
+"""Validating only the changed path items (validateparts.py): the findings are those of the
+whole document, and whatever could make them differ sends the run to the whole document."""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from mcpmint import strictcheck, validate, validateparts
+from mcpmint.diagnostics import DiagnosticSink
+from mcpmint.load import load_document
+
+from .conftest import CORPUS, REPO
+
+Edit = Callable[[dict[str, Any]], None]
+
+
+def load(folder: Path, document: dict[str, Any], name: str = "spec.json") -> Any:
+    path = folder / name
+    path.write_text(json.dumps(document, indent=1), encoding="utf-8")
+    sink = DiagnosticSink()
+    loaded = load_document(path, sink)
+    assert loaded is not None and not sink.has_errors
+    return loaded
+
+
+def version_of(document: Any) -> validate.SpecVersion:
+    version = validate._detect_version(document, DiagnosticSink())
+    assert version is not None
+    return version
+
+
+def rendered(items: list[Any]) -> list[str]:
+    return [item.render() for item in items]
+
+
+class Walks:
+    """The path items each validator run was given (None: the whole document)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.calls: list[list[str] | None] = []
+        original = strictcheck.report_findings
+
+        def recording(doc: Any, version: Any, sink: Any, paths: Any = None) -> bool:
+            self.calls.append(None if paths is None else list(paths))
+            return original(doc, version, sink, paths)
+
+        monkeypatch.setattr(strictcheck, "report_findings", recording)
+
+
+def both_ways(
+    tmp_path: Path, base: dict[str, Any], edit: Edit, monkeypatch: pytest.MonkeyPatch
+) -> tuple[list[str], list[str], list[list[str] | None]]:
+    """The edited document's findings validated whole, and validated after `base` (clean)
+    with its shape at hand; and what the second run walked."""
+    before = load(tmp_path, base, "before.json")
+    found, shape = validate.findings(before, version_of(before))
+    assert found == [] and shape is not None, rendered(found)
+    edited = copy.deepcopy(base)
+    edit(edited)
+    after = load(tmp_path, edited, "after.json")
+    whole, _ = validate.findings(after, version_of(after))
+    walks = Walks(monkeypatch)
+    by_parts, _ = validate.findings(after, version_of(after), shape)
+    return rendered(whole), rendered(by_parts), walks.calls
+
+
+def petstore() -> dict[str, Any]:
+    document: dict[str, Any] = yaml.safe_load(
+        (REPO / "specs" / "petstore-plus.yaml").read_text(encoding="utf-8")
+    )
+    return document
+
+
+def _operation(document: dict[str, Any], path: str = "/pets/{petId}") -> dict[str, Any]:
+    operation: dict[str, Any] = document["paths"][path]["get"]
+    return operation
+
+
+def _describe(document: dict[str, Any]) -> None:
+    _operation(document)["description"] = "Edited."
+
+
+def _bad_parameter(document: dict[str, Any]) -> None:
+    _operation(document).setdefault("parameters", []).append({"name": "x", "in": "nowhere"})
+
+
+def _unresolved_path_parameter(document: dict[str, Any]) -> None:
+    document["paths"]["/pets/{petId}/{other}"] = copy.deepcopy(document["paths"]["/pets/{petId}"])
+    for operation in document["paths"]["/pets/{petId}/{other}"].values():
+        if isinstance(operation, dict) and "operationId" in operation:
+            operation["operationId"] += "Other"
+
+
+def _bad_default(document: dict[str, Any]) -> None:
+    _operation(document).setdefault("parameters", []).append(
+        {"name": "n", "in": "query", "schema": {"type": "integer", "default": "ten"}}
+    )
+
+
+def _removed(document: dict[str, Any]) -> None:
+    del document["paths"]["/categories"]
+
+
+def _duplicate_operation_id(document: dict[str, Any]) -> None:
+    _operation(document)["operationId"] = _operation(document, "/pets")["operationId"]
+
+
+def _component(document: dict[str, Any]) -> None:
+    document["components"]["schemas"]["Pet"]["description"] = "Edited."
+
+
+def _component_with_a_finding(document: dict[str, Any]) -> None:
+    document["components"]["schemas"]["Owner"]["properties"]["name"]["default"] = 12
+
+
+# Each edit: whether the changed path items alone are walked.
+EDITS: dict[str, tuple[Edit, bool]] = {
+    "a description": (_describe, True),
+    "a parameter the document schema refuses": (_bad_parameter, True),
+    "a path parameter no parameter defines": (_unresolved_path_parameter, True),
+    "a default its schema refuses": (_bad_default, True),
+    "a path item removed": (_removed, True),
+    "an operation id used twice": (_duplicate_operation_id, False),
+    "a component": (_component, False),
+    "a component with a finding": (_component_with_a_finding, False),
+}
+
+
+@pytest.mark.parametrize("label", EDITS)
+def test_the_changed_path_items_alone_find_what_the_whole_document_does(
+    tmp_path: Path, label: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    edit, by_parts = EDITS[label]
+    whole, parts, walks = both_ways(tmp_path, petstore(), edit, monkeypatch)
+    assert parts == whole
+    if by_parts:
+        assert walks[0] is not None and len(walks) == 1  # only the path items, once
+        assert len(walks[0]) <= 1
+    else:
+        assert walks == [None]
+    if label not in ("a description", "a component", "a path item removed"):
+        assert whole, "the edit was meant to make a finding"
+
+
+def _order_dependent(document: dict[str, Any]) -> None:
+    """A component whose `required` names no property of its own or of its `allOf`: the
+    library reports it only when it first reaches it as a component or a top-level schema,
+    not as a property; here a property of the /pets response reaches it first."""
+    document["components"]["schemas"]["Loose"] = {
+        "type": "object",
+        "allOf": [{"properties": {"a": {"type": "string"}}}],
+        "required": ["b"],
+    }
+    responses = _operation(document, "/pets")["responses"]
+    responses["202"] = {
+        "description": "accepted",
+        "content": {
+            "application/json": {
+                "schema": {
+                    "type": "object",
+                    "properties": {"loose": {"$ref": "#/components/schemas/Loose"}},
+                }
+            }
+        },
+    }
+
+
+def test_a_finding_that_depends_on_the_order_of_the_walk_sends_it_to_the_whole_document(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    base = petstore()
+    _order_dependent(base)
+
+    def unlink(document: dict[str, Any]) -> None:  # now the components' walk reaches it first
+        del _operation(document, "/pets")["responses"]["202"]
+
+    whole, parts, walks = both_ways(tmp_path, base, unlink, monkeypatch)
+    assert any("Required list has not defined properties" in line for line in whole)
+    assert parts == whole and walks == [None]
+    # Without that check, the path item alone would miss the finding: the check is needed.
+    monkeypatch.setattr(validateparts, "_may_report_required", lambda data: False)
+    _, parts, walks = both_ways(tmp_path, base, unlink, monkeypatch)
+    assert walks != [None] and parts != whole
+
+
+def test_a_document_with_findings_leaves_no_shape_and_without_one_all_is_walked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    document = petstore()
+    _bad_parameter(document)
+    loaded = load(tmp_path, document)
+    found, shape = validate.findings(loaded, version_of(loaded))
+    assert found and shape is None
+    walks = Walks(monkeypatch)
+    validate.findings(loaded, version_of(loaded), None)
+    assert walks.calls == [None]
+
+
+def test_a_swagger_document_is_always_validated_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    document = yaml.safe_load((REPO / "specs" / "petstore-v2.yaml").read_text(encoding="utf-8"))
+    loaded = load(tmp_path, document)
+    _, shape = validate.findings(loaded, version_of(loaded))
+    assert shape is None
+    walks = Walks(monkeypatch)
+    validate.findings(loaded, version_of(loaded), {"rest": "", "paths": {}})
+    assert walks.calls == [None]
+
+
+def test_shapes_tell_nan_from_null_and_refuse_what_json_cannot_carry() -> None:
+    with_null = validateparts.document_shape({"paths": {"/a": {"x-v": None}}})
+    with_nan = validateparts.document_shape({"paths": {"/a": {"x-v": float("nan")}}})
+    assert with_null is not None and with_nan is None
+    assert validateparts.document_shape({"paths": {"/a": {"x-v": {1, 2}}}}) is None
+    assert validateparts.document_shape({"paths": []}) is None
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [
+        {"allOf": [{"$ref": "#/components/schemas/Base"}], "required": ["id"]},
+        {"allOf": [{"anyOf": [{"properties": {"id": {}}}]}], "required": ["id"]},
+        {"allOf": [{"items": {"properties": {"id": {}}}}], "required": ["id"]},
+        {"allOf": [{}], "properties": {"id": {}}, "required": ["id"]},
+    ],
+)
+def test_required_names_defined_through_all_of_are_not_taken_for_findings(
+    schema: dict[str, Any],
+) -> None:
+    document = {"components": {"schemas": {"Base": {"properties": {"id": {}}}, "S": schema}}}
+    assert not validateparts._may_report_required(document)
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [
+        {"allOf": [{"properties": {"id": {}}}], "required": ["name"]},
+        # Only `allOf` members count, not the schema's own `anyOf`.
+        {"allOf": [{}], "anyOf": [{"properties": {"id": {}}}], "required": ["id"]},
+        {"allOf": [{"$ref": "#/components/schemas/Missing"}], "required": ["id"]},
+        {"allOf": [{"$ref": "#/components/schemas/Loop"}], "required": ["id"]},
+        {"allOf": "not a list", "required": ["id"]},
+    ],
+)
+def test_anything_that_may_be_such_a_finding_counts_as_one(schema: dict[str, Any]) -> None:
+    loop = {"allOf": [{"$ref": "#/components/schemas/Loop"}]}
+    document = {"components": {"schemas": {"Loop": loop, "S": schema}}}
+    assert validateparts._may_report_required(document)
+
+
+@pytest.mark.slow
+def test_github_one_operation_changed_is_validated_by_its_path_item_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    base = json.loads((CORPUS / "github.json").read_text(encoding="utf-8"))
+
+    def edit(document: dict[str, Any]) -> None:
+        operation = document["paths"]["/repos/{owner}/{repo}/issues"]["get"]
+        operation["description"] += " (edited)"
+        operation["parameters"].append({"name": "x", "in": "nowhere"})  # and a finding
+
+    whole, parts, walks = both_ways(tmp_path, base, edit, monkeypatch)
+    assert whole and parts == whole
+    assert walks == [["/repos/{owner}/{repo}/issues"]]
