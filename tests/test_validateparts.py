@@ -16,7 +16,7 @@ from mcpmint import strictcheck, validate, validateparts
 from mcpmint.diagnostics import DiagnosticSink
 from mcpmint.load import load_document
 
-from .conftest import CORPUS, REPO
+from .conftest import CORPUS, REPO, corpus_rows
 
 Edit = Callable[[dict[str, Any]], None]
 
@@ -270,3 +270,47 @@ def test_github_one_operation_changed_is_validated_by_its_path_item_alone(
     whole, parts, walks = both_ways(tmp_path, base, edit, monkeypatch)
     assert whole and parts == whole
     assert walks == [["/repos/{owner}/{repo}/issues"]]
+
+
+def _clean_corpus_specs() -> list[str]:
+    return [
+        row["entry_file"]
+        for row in corpus_rows()
+        if row["version"].startswith(("openapi 3.0", "openapi 3.1")) and row["files"] == "1"
+    ]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("entry", _clean_corpus_specs())
+def test_every_corpus_spec_edited_in_one_path_item_finds_what_the_whole_document_does(
+    tmp_path: Path, entry: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    loaded = load_document(CORPUS / entry, DiagnosticSink())
+    assert loaded is not None
+    base = json.loads(json.dumps(loaded.data))
+    found, shape = validate.findings(load(tmp_path, base), version_of(loaded))
+    if found or "paths" not in base:  # no shape: the next document is validated whole
+        assert shape is None
+        return
+    path = next(
+        p for p, item in base["paths"].items() if any(m in item for m in validateparts.OPERATIONS)
+    )
+    components = sorted(base.get("components", {}).get("schemas", {}))
+
+    def edit(document: dict[str, Any]) -> None:
+        item = document["paths"][path]
+        operation = item[next(m for m in validateparts.OPERATIONS if m in item)]
+        operation["description"] = "Edited."
+        operation.setdefault("parameters", []).append({"name": "x", "in": "nowhere"})
+        if components:  # and a reference into the components it did not make before
+            reference = {"$ref": f"#/components/schemas/{components[-1]}"}
+            operation["responses"] = {
+                "299": {
+                    "description": "edited",
+                    "content": {"application/json": {"schema": reference}},
+                }
+            }
+
+    whole, parts, walks = both_ways(tmp_path, base, edit, monkeypatch)
+    assert parts == whole and whole
+    assert walks in ([[path]], [None])

@@ -13,27 +13,19 @@ import shutil
 import sys
 import sysconfig
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from . import __version__
 from .config import Config, find_config, is_config_path, load_config
 from .diagnostics import Aborted, DiagnosticSink
-from .lock import (
-    KINDS,
-    Change,
-    LockError,
-    diff_locks,
-    is_lock,
-    lock_document,
-    needs_attention,
-    parse_lock,
-)
-from .pipeline import GenerateOptions, build, build_config, generate
-from .quality import QUALITY_HINT, description_findings
-from .render import tool_definition
-from .toolmodes import listed_summary
+from .quickcheck import GenerateOptions, up_to_date
+
+# The pipeline's stages are imported by the commands that run them: `generate --check` on an
+# up-to-date project (every commit's pre-commit hook) needs none of them (quickcheck.py).
+if TYPE_CHECKING:
+    from .lock import Change
 
 app = typer.Typer(
     name="mcpmint",
@@ -133,6 +125,8 @@ def _build(
     allow_partial: bool = False,
 ) -> tuple[str, Any]:
     """What `validate` and `tools` show: the input's name and its server's IR."""
+    from .pipeline import build, build_config
+
     source = _input(path, sink, namespace, root)
     if isinstance(source, Config):
         return source.path.as_posix(), build_config(source, sink, allow_partial=allow_partial)
@@ -207,11 +201,14 @@ def generate_command(
         options = GenerateOptions(
             output, namespace, check, force, root, accept_breaking, allow_partial
         )
-        report = generate(source, options, sink)
-        out = report.output
-        if report.quick:
+        if check and up_to_date(source, options):
+            out = output or (source.folder if isinstance(source, Config) else None)
             typer.echo(f"{out}: up to date (inputs unchanged)")
             return
+        from .pipeline import generate
+
+        report = generate(source, options, sink, quick_checked=check)
+        out = report.output
         _print_diagnostics(sink)
         if report.lock_changes:
             typer.echo(f"tool surface changes ({out}/tools.lock.json):")
@@ -284,6 +281,10 @@ def tools_command(
     namespace = _valid_namespace(namespace)
 
     def run(sink: DiagnosticSink) -> None:
+        from .quality import QUALITY_HINT, description_findings
+        from .render import tool_definition
+        from .toolmodes import listed_summary
+
         _, server = _build(spec, sink, namespace, root, allow_partial)
         _print_diagnostics(sink)
         findings = description_findings(server.tools)  # warnings only, never blocking
@@ -338,6 +339,8 @@ def tools_command(
 
 
 def _print_changes(changes: list[Change]) -> None:
+    from .lock import KINDS
+
     for kind in KINDS:
         group = [change for change in changes if change.kind == kind]
         if group:
@@ -348,6 +351,9 @@ def _print_changes(changes: list[Change]) -> None:
 
 def _surface(path: Path, sink: DiagnosticSink, namespace: str | None, root: Path | None) -> Any:
     """A lock document from a `tools.lock.json` file, or built in memory from a spec."""
+    from .lock import LockError, is_lock, lock_document, parse_lock
+    from .pipeline import build
+
     if path.suffix == ".json" and path.is_file():
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
@@ -382,6 +388,8 @@ def diff_command(
     namespace = _valid_namespace(namespace)
 
     def run(sink: DiagnosticSink) -> None:
+        from .lock import KINDS, diff_locks, needs_attention
+
         before = _surface(old, sink, namespace, root)
         after = _surface(new, sink, namespace, root)
         _print_diagnostics(sink)

@@ -99,7 +99,7 @@ def _quick_check(config: str) -> tuple[bool, Path | None]:
     commits need, and a second process would only start the same imports again."""
     from .config import load_config
     from .diagnostics import DiagnosticSink
-    from .pipeline import GenerateOptions, up_to_date
+    from .quickcheck import GenerateOptions, up_to_date
 
     try:
         loaded = load_config(Path(config), DiagnosticSink())

@@ -7,10 +7,9 @@ reported an error, before anything is written.
 from __future__ import annotations
 
 import gc
-import os
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +36,11 @@ from .lock import (
 from .models import PendingModels
 from .models import warm_up as warm_up_models
 from .openapi_resources import add_resource_templates
+
+# `GenerateOptions` and `up_to_date` are this module's API too (imported from here).
+from .quickcheck import GenerateOptions as GenerateOptions
+from .quickcheck import relative, run_options
+from .quickcheck import up_to_date as up_to_date
 from .render import FileTree, RenderInputs, models_file, models_path, render
 from .resources import generator_identity
 from .sources import Part, merge_sources
@@ -49,22 +53,10 @@ from .write import (
     WriteReport,
     file_sha256,
     inputs_fingerprint,
-    quick_up_to_date,
     record_from_config,
     recorded_inputs,
     write_tree,
 )
-
-
-@dataclass(frozen=True)
-class GenerateOptions:
-    output: Path | None  # None: ./<distribution> in the current folder
-    namespace: str | None = None
-    check: bool = False
-    force: bool = False
-    root: Path | None = None  # the folder `$ref`s may reach; default: the spec's own folder
-    accept_breaking: bool = False  # write even when the tool surface has breaking changes
-    allow_partial: bool = False  # leave out operations that cannot become tools (warnings)
 
 
 def _stop_on_errors(sink: DiagnosticSink) -> None:
@@ -247,41 +239,6 @@ def render_server(
     )
 
 
-def _relative(path: Path, output: Path) -> str:
-    return Path(os.path.relpath(path.absolute(), output.absolute())).as_posix()
-
-
-def _options(options: GenerateOptions, config: str | None = None) -> dict[str, Any]:
-    """The generate options that shape the output, as the inputs fingerprint records them
-    (`config`: the project config's path relative to the output folder; its bytes are
-    fingerprinted with the spec's files)."""
-    if config is not None:
-        return {"namespace": None, "config": config}
-    return {"namespace": options.namespace}
-
-
-def up_to_date(spec: Path | Config, options: GenerateOptions) -> bool:
-    """The quick `--check`: inputs and generated files unchanged since the last run (only
-    files are hashed). Needs an explicit output folder; False means "run the pipeline"."""
-    output = options.output
-    if isinstance(spec, Config):
-        output = output or spec.folder
-        config_file: str | None = _relative(spec.path, output)
-        spec = spec.source.spec
-    elif output is None:
-        return False
-    else:
-        config_file = None
-    also_read = () if config_file is None else (config_file,)
-    return quick_up_to_date(
-        output,
-        _relative(spec, output),
-        _options(options, config_file),
-        generator_identity(),
-        also_read,
-    )
-
-
 def lock_changes(
     output: Path, sink: DiagnosticSink, new_text: str, new: Mapping[str, Any]
 ) -> list[Change]:
@@ -318,7 +275,13 @@ def _warn_unused_config(output: Path, tree: FileTree, sink: DiagnosticSink) -> N
         )
 
 
-def generate(spec: Path | Config, options: GenerateOptions, sink: DiagnosticSink) -> WriteReport:
+def generate(
+    spec: Path | Config,
+    options: GenerateOptions,
+    sink: DiagnosticSink,
+    *,
+    quick_checked: bool = False,
+) -> WriteReport:
     """The whole pipeline, from a spec or from a project config (`mcpmint.yaml`, whose
     folder is the default output folder). Raises `Aborted` (nothing written) when a stage
     before writing reports an error; refusals to overwrite come back in the report (and the
@@ -326,10 +289,11 @@ def generate(spec: Path | Config, options: GenerateOptions, sink: DiagnosticSink
     `accept_breaking`, nothing is written and the report is `blocked`.
 
     With `check`, a run whose inputs fingerprint and generated files are unchanged returns at
-    once (`report.quick`), without loading the spec.
+    once (`report.quick`), without loading the spec; `quick_checked`: the caller has asked
+    `up_to_date` already, and it said no (the files are not hashed twice).
     """
     config = spec if isinstance(spec, Config) else None
-    if options.check and up_to_date(spec, options):
+    if options.check and not quick_checked and up_to_date(spec, options):
         report = WriteReport(quick=True)
         report.output = options.output or (config.folder if config else None)
         return report
@@ -428,7 +392,7 @@ def _build(
             deferred=deferred,
         )
         output = options.output or config.folder
-        config_file = _relative(config.path, output)
+        config_file = relative(config.path, output)
         files = (*files, config.path)
     else:
         assert isinstance(spec, Path)
@@ -459,8 +423,8 @@ def _render_and_write(
     cache: StageCache,
     deferred: list[PendingFindings],
 ) -> WriteReport:
-    spec_file = _relative(spec_path, output)
-    root_file = _relative(options.root, output) if options.root and config is None else None
+    spec_file = relative(spec_path, output)
+    root_file = relative(options.root, output) if options.root and config is None else None
     if config is not None:  # `output.token_budget`, over what the tool mode lists
         check_budget(server, config.tools, sink)
         _stop_on_errors(sink)
@@ -498,13 +462,13 @@ def _render_and_write(
         return report
     inputs = inputs_fingerprint(
         spec_file,
-        {_relative(path, output): file_sha256(path) for path in files},
-        _options(options, config_file),
+        {relative(path, output): file_sha256(path) for path in files},
+        run_options(options, config_file),
         generator_identity(),
     )
     scaffolded_config = tree.scaffold.get(CONFIG_NAMES[0])
     if config is None and scaffolded_config is not None:
-        config_run = _options(options, CONFIG_NAMES[0])
+        config_run = run_options(options, CONFIG_NAMES[0])
         inputs = record_from_config(inputs, CONFIG_NAMES[0], scaffolded_config, config_run)
     elif config is not None:
         recorded = recorded_inputs(output)

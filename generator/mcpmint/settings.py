@@ -1,7 +1,7 @@
 """`settings:` in mcpmint.yaml: run-time settings of the generated server, checked here.
 
 Keys are the suffixes of the variables the runtime reads (`TIMEOUT` for `PETSTORE_TIMEOUT`);
-the list of known suffixes is `render._RUNTIME_SETTINGS` (the same table the generated
+the list of known suffixes is `RUNTIME_SETTINGS` (the same table the generated
 REFERENCE.md prints), plus `BASE_URL`, the families `SERVER_<NAME>` (server URL variables)
 and `ALLOW_<TOOL>_<ARGUMENT>` (value allowlists). Values become strings in `tools.json`
 (`"settings": {"PETSTORE_TIMEOUT": "20"}`); at run time the environment overrides each.
@@ -20,7 +20,7 @@ from typing import Any
 from .diagnostics import DiagnosticSink
 from .refs import escape_token
 
-__all__ = ["SECRET_NAME", "check_settings", "known_settings"]
+__all__ = ["RUNTIME_SETTINGS", "SECRET_NAME", "check_settings", "known_settings"]
 
 # Credential roles (`_API_KEY`, `_TOKEN`, `_PASSWORD`, `_CLIENT_SECRET`, `_STATE_KEY`, ...):
 # checked before known-ness, so the hint says where a secret belongs.
@@ -33,11 +33,50 @@ _BOOLEAN_SETTINGS = frozenset({"READ_ONLY"})  # the settings whose value is a ye
 _DOCS = "see docs/config.md (settings) for the known settings"
 
 
+# Run-time settings every generated server reads (docs/safety.md, docs/auth.md),
+# what `check_settings` knows and the generated REFERENCE.md prints: one table.
+RUNTIME_SETTINGS = (
+    ("RETRIES", "retries of GET/HEAD/OPTIONS after connection errors or 502/503/504 (default 2)"),
+    ("MAX_RESPONSE_BYTES", "response bytes kept; the rest is cut with a note (default 1 MiB)"),
+    ("MAX_ARGUMENT_BYTES", "largest argument object accepted (default 256 KiB)"),
+    ("MAX_CONCURRENCY", "upstream requests in flight at once (default 8)"),
+    ("WRITE_RATE", "calls per minute per caller to tools that are not read-only (default 60)"),
+    ("AUDIT", "audit records: `stderr` (default), a file path, or `off`"),
+    ("TIMEOUT", "seconds one upstream exchange may take, connect to last byte (default 30)"),
+    (
+        "CONFIRM_FALLBACK",
+        "clients that cannot ask the user: `refuse` (default) or `token` (a single-use "
+        "confirmation token, docs/safety.md)",
+    ),
+    (
+        "METRICS_SUMMARY",
+        "call counts and latencies per tool as JSON at exit and on SIGUSR1: `off` (default), "
+        "`stderr` or a file path",
+    ),
+    ("TOOLS_ALLOW", "tools offered: comma-separated names or globs (default all)"),
+    ("TOOLS_DENY", "tools hidden: comma-separated names or globs"),
+    ("READ_ONLY", "`1` offers only read-only tools"),
+    ("TOOL_GROUPS", "tool mode `groups`: the groups listed, comma-separated (default: config)"),
+    (
+        "AUTH",
+        "inbound auth over HTTP: `none` (loopback only, default), `jwt` or `introspection`",
+    ),
+    ("INTROSPECTION_URL", "RFC 7662 endpoint for opaque tokens (with AUTH=introspection)"),
+    (
+        "INTROSPECTION_CLIENT_ID",
+        "this server's client id at the introspection endpoint (with AUTH=introspection)",
+    ),
+    ("INTROSPECTION_CLIENT_SECRET", "its client secret (with AUTH=introspection)"),
+    ("LIST_TOOLS", "`all` (default) or `permitted`: list only the tools the caller's scopes allow"),
+    ("JWKS_URL", "JWKS of the authorization server (with AUTH=jwt)"),
+    ("ISSUER", "expected token issuer (with AUTH=jwt)"),
+    ("RESOURCE_URL", "this server's canonical URL, the tokens' audience (with AUTH=jwt)"),
+)
+
+
 def known_settings() -> tuple[str, ...]:
     """Every setting suffix the generated server reads (besides the `_FAMILIES`)."""
-    from .render import _RUNTIME_SETTINGS  # the table REFERENCE.md prints: one list
-
-    return ("BASE_URL", *(suffix for suffix, _ in _RUNTIME_SETTINGS))
+    return ("BASE_URL", *(suffix for suffix, _ in RUNTIME_SETTINGS))
 
 
 def check_settings(

@@ -31,7 +31,6 @@ from . import ir
 from .diagnostics import DiagnosticSink
 from .jsontext import compact
 from .refs import escape_token, resolve_pointer
-from .render import tool_definition
 from .runtime.modes import meta_names, meta_tool_definitions
 from .runtime.projection import ARGUMENT, FORMATS
 
@@ -299,6 +298,8 @@ def _tags(document: Any, source: str) -> list[str]:
 def listed_definitions(server: ir.Server) -> list[dict[str, Any]]:
     """What `tools/list` shows with the config's choices (no allowlist, no groups variable):
     in the runtime's order, dynamic mode's own tools first, then the catalog's order."""
+    from .render import tool_definition  # here: reading a config (the quick check) needs none
+
     meta, tools = tools_listed(server)
     return meta + [tool_definition(tool) for tool in tools]
 

@@ -18,11 +18,13 @@ import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .diagnostics import DiagnosticSink
-from .lock import Change
-from .render import FileTree
+
+if TYPE_CHECKING:  # the quick check (quickcheck.py) imports this module, and not these
+    from .lock import Change
+    from .render import FileTree
 
 MANIFEST = ".mcpmint/manifest.json"
 
