@@ -828,7 +828,7 @@ def _refs_in_schema(schema: Any) -> set[str]:
     stack = [schema]
     while stack:
         node = stack.pop()
-        if not isinstance(node, Mapping):
+        if type(node) is not dict and not isinstance(node, Mapping):  # (the ABC check is slow)
             continue
         ref = node.get("$ref")
         if isinstance(ref, str) and ref.startswith("#"):
