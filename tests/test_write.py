@@ -62,6 +62,27 @@ def test_an_edited_stale_file_is_kept_with_a_warning(tmp_path: Path) -> None:
     assert any("edited by hand" in w.message for w in sink.warnings)
 
 
+def test_a_checkout_that_turned_lf_into_crlf_is_neither_an_edit_nor_a_change(
+    tmp_path: Path,
+) -> None:
+    """A Windows checkout (`core.autocrlf`) rewrites every generated file with CRLF: the
+    files are compared as text is read, with universal newlines."""
+    out = tmp_path / "out"
+    files = {"src/a.py": "A\nB\n", "src/b.py": "C\n"}
+    write_tree(tree(**files), out, sink=DiagnosticSink())
+    for path in files:
+        (out / path).write_bytes((out / path).read_bytes().replace(b"\n", b"\r\n"))
+    sink = DiagnosticSink()
+    report = write_tree(tree(**files), out, sink=sink)
+    assert not sink.has_errors and report.unchanged == [MANIFEST, "src/a.py", "src/b.py"]
+    # A real edit under CRLF is still one.
+    (out / "src/a.py").write_bytes(b"A\r\nmine\r\n")
+    sink = DiagnosticSink()
+    report = write_tree(tree(**{**files, "src/a.py": "A2\n"}), out, sink=sink)
+    assert report.refused == ["src/a.py"] and "edited by hand" in sink.errors[0].message
+    assert "-A2" in report.diffs["src/a.py"] and "+mine" in report.diffs["src/a.py"]
+
+
 def test_an_error_in_the_middle_of_writing_leaves_the_previous_tree_byte_for_byte(
     tmp_path: Path,
 ) -> None:
