@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import json
+import random
 import shutil
 import subprocess
 import sys
@@ -213,6 +214,37 @@ def test_changes_from_the_lock_texts_tool_by_tool_are_the_changes_of_the_whole_l
     assert changes_since(json.dumps(old), dump(new), new) == expected
     if label.startswith("a description"):
         assert expected  # the comparison has something to find
+
+
+def test_changes_from_the_texts_are_those_of_the_locks_after_random_edits() -> None:
+    """Edits anywhere (neighbouring tools, the first and the last, additions, removals,
+    renames, text that shifts every later tool): the stretch of tools compared as text
+    always holds every change."""
+    rng = random.Random(8)
+    base = lock(**{f"t{i:03d}": tool(path=f"/p/{i}", description=f"Tool {i}.") for i in range(60)})
+    for _ in range(150):
+        old, new = copy.deepcopy(base), copy.deepcopy(base)
+        names = list(new["tools"])
+        for _ in range(rng.randint(0, 4)):
+            name = rng.choice(names)
+            action = rng.choice(["describe", "longer", "remove", "add", "rename"])
+            if name not in new["tools"]:
+                continue
+            if action == "describe":
+                new["tools"][name]["description"] = f"Edited {rng.random()}."
+            elif action == "longer":
+                new["tools"][name]["inputSchema"]["properties"]["x"] = {"type": "string"}
+            elif action == "remove":
+                del new["tools"][name]
+            elif action == "add":
+                new["tools"][name + "_new"] = tool(path=f"/new/{name}")
+            else:
+                new["tools"]["zz_" + name] = new["tools"].pop(name)
+        if rng.random() < 0.5:
+            old, new = new, old
+        new["tools"] = dict(sorted(new["tools"].items()))
+        old["tools"] = dict(sorted(old["tools"].items()))
+        assert changes_since(dump(old), dump(new), new) == diff_locks(old, new)
 
 
 def test_changes_tool_by_tool_only_read_the_tools_whose_text_differs(
