@@ -20,6 +20,7 @@ import pytest
 
 from mcpmint import compact, models, pipeline, validate
 from mcpmint.cache import CACHE_DIR, KEEP, StageCache, cache_key
+from mcpmint.config import load_config
 from mcpmint.diagnostics import Aborted, DiagnosticSink
 from mcpmint.pipeline import GenerateOptions, generate
 
@@ -125,6 +126,63 @@ def test_cold_warm_and_changed_then_reverted_runs_give_identical_bytes(
     run(spec, out)
     assert tree_digest(out) == expected_original
     assert entries(out) == after
+
+
+def _config_run(folder: Path, config_text: str) -> dict[str, str]:
+    """`mcpmint generate` of a project config in `folder` (its spec beside it)."""
+    (folder / "mcpmint.yaml").write_text(config_text, encoding="utf-8")
+    sink = DiagnosticSink()
+    config = load_config(folder / "mcpmint.yaml", sink)
+    assert config is not None, [d.render() for d in sink]
+    report = generate(config, GenerateOptions(output=None), sink)
+    assert not sink.has_errors and not report.refused, [d.render() for d in sink]
+    return tree_digest(folder)
+
+
+CONFIG = "sources:\n  - spec: spec.yaml\n"
+CONFIG_EDITS = {
+    # The server's settings: every tool's test case reads them.
+    "a setting": CONFIG + "settings:\n  BASE_URL: http://other.test/v2\n",
+    # An override replaces one tool after the build: what is made from it is made again.
+    "an override": CONFIG + "    overrides:\n      getPet: {description: Finds one pet.}\n",
+    "a tool mode": CONFIG + "tools: {mode: dynamic}\n",
+}
+
+
+def test_a_new_base_url_remakes_every_test_case_of_the_reused_tools(tmp_path: Path) -> None:
+    """The base URL is no input of a tool's build (the tools are reused), but every test
+    case's expected request holds it: the cases are keyed with the server's settings."""
+    original = PETSTORE.read_text(encoding="utf-8")
+    changed = original.replace("http://127.0.0.1:8765/v2", "http://127.0.0.1:9999/v3")
+    assert changed != original
+    expected = cold(changed, tmp_path / "cold")
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "spec.yaml").write_text(original, encoding="utf-8")
+    run(work / "spec.yaml", work / "out")
+    (work / "spec.yaml").write_text(changed, encoding="utf-8")
+    run(work / "spec.yaml", work / "out")
+    assert tree_digest(work / "out") == expected
+    cases = (work / "out" / "tests" / "generated_cases.json").read_text(encoding="utf-8")
+    assert "127.0.0.1:9999/v3" in cases and "8765" not in cases
+
+
+@pytest.mark.parametrize("edit", CONFIG_EDITS)
+def test_a_config_change_after_a_run_gives_the_bytes_of_a_cold_run(
+    tmp_path: Path, edit: str
+) -> None:
+    """The tool memo also keeps what later stages make from each tool (its test case, the
+    digests of its definition): a change to what they read besides the tool remakes them."""
+    spec_text = PETSTORE.read_text(encoding="utf-8")
+    cold_folder = tmp_path / "cold"
+    cold_folder.mkdir()
+    (cold_folder / "spec.yaml").write_text(spec_text, encoding="utf-8")
+    expected = _config_run(cold_folder, CONFIG_EDITS[edit])
+    warm = tmp_path / "warm"
+    warm.mkdir()
+    (warm / "spec.yaml").write_text(spec_text, encoding="utf-8")
+    _config_run(warm, CONFIG)
+    assert _config_run(warm, CONFIG_EDITS[edit]) == expected
 
 
 def test_a_structural_change_regenerates_the_models_and_matches_a_cold_run(
