@@ -8,14 +8,17 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+import jsonschema_rs
 import pytest
 import yaml
 from jsonschema import Draft202012Validator  # type: ignore[import-untyped, unused-ignore]
+from jsonschema.exceptions import SchemaError  # type: ignore[import-untyped, unused-ignore]
 
 from mcpmint import refs
 from mcpmint.compact import inline_defs
@@ -1356,10 +1359,47 @@ def _check_each_subschema_once(schema: Any, seen: set[str]) -> None:
     fingerprint = json.dumps(shallow, sort_keys=True)
     if fingerprint not in seen:
         seen.add(fingerprint)
-        Draft202012Validator.check_schema(shallow)
+        _check_schema(shallow)
         assert not isinstance(shallow.get("type"), list), shallow
     for child in children:
         _check_each_subschema_once(child, seen)
+
+
+# jsonschema's `check_schema` is pure Python: ~20 s over Stripe's 5,785 distinct subschemas.
+# jsonschema-rs gives the same verdict on the meta-schema itself; the one format of the
+# meta-schema that jsonschema checks here (`regex`: `pattern` and `patternProperties` keys;
+# `uri` and `uri-reference` need a package that is not installed) is checked with `re`, as
+# jsonschema's checker does. Anything jsonschema-rs rejects goes to jsonschema for the error.
+_META_FAST = jsonschema_rs.validator_for(Draft202012Validator.META_SCHEMA).is_valid
+_ONLY_REGEX = {"uri", "uri-reference"}.isdisjoint(Draft202012Validator.FORMAT_CHECKER.checkers)
+
+
+def _check_schema(schema: dict[str, Any]) -> None:
+    """`Draft202012Validator.check_schema(schema)`, the same verdict, faster."""
+    if _ONLY_REGEX and _META_FAST(schema):
+        patterns = list(schema.get("patternProperties") or ())
+        if isinstance(schema.get("pattern"), str):
+            patterns.append(schema["pattern"])
+        for pattern in patterns:
+            re.compile(pattern)
+        return
+    Draft202012Validator.check_schema(schema)
+
+
+def test_the_fast_meta_schema_check_rejects_what_jsonschema_rejects() -> None:
+    _check_schema({"type": "string", "pattern": "^a+$", "patternProperties": {"^x-": {}}})
+    bad: list[dict[str, Any]] = [
+        {"type": "strin"},
+        {"properties": 3},
+        {"minLength": -1},
+        {"pattern": "("},
+        {"patternProperties": {"[": True}},
+    ]
+    for schema in bad:
+        with pytest.raises((SchemaError, re.error)):
+            _check_schema(schema)
+        with pytest.raises(SchemaError):
+            Draft202012Validator.check_schema(schema)
 
 
 def _load_corpus(name: str) -> dict[str, Any]:
