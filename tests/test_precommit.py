@@ -106,11 +106,12 @@ def test_hooks_cli_generate_regenerates_and_fails_then_passes(tmp_path: Path) ->
     assert done.returncode == 0 and "up to date (inputs unchanged)" in done.stdout
 
 
-def test_the_generate_hook_runs_the_pipeline_at_most_once(
+def test_the_hooks_run_the_pipeline_at_most_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Fresh: the quick check alone, in the hook's process (no `mcpmint` started). Stale: one
-    `mcpmint generate`, no `--check` before it (that was a second whole run)."""
+    """Fresh: the quick check alone, in the hook's process (no `mcpmint` started), for both
+    hooks. Stale: one `mcpmint generate --check` for the check hook, one `mcpmint generate`
+    for the generate hook, no `--check` before it (that was a second whole run)."""
     project = tmp_path / "project"
     shutil.copytree(REPO / "specs", tmp_path / "specs", ignore=shutil.ignore_patterns("invalid"))
     project.mkdir()
@@ -126,8 +127,13 @@ def test_the_generate_hook_runs_the_pipeline_at_most_once(
     monkeypatch.chdir(project)
     assert hooks_main(["generate", "mcpmint.yaml"]) == 0
     assert calls == [] and "up to date (inputs unchanged)" in capsys.readouterr().out
+    assert hooks_main(["check", "mcpmint.yaml"]) == 0
+    assert calls == [] and "mcpmint.yaml: up to date" in capsys.readouterr().out
     spec = tmp_path / "specs" / "petstore.yaml"
     spec.write_text(spec.read_text().replace("summary: List all pets", "summary: List pets"))
+    assert hooks_main(["check", "mcpmint.yaml"]) == 1
+    assert calls == [("generate", "--check", "mcpmint.yaml")]
+    calls.clear()
     assert hooks_main(["generate", "mcpmint.yaml"]) == 1
     assert calls == [("generate", "mcpmint.yaml")]
     assert "regenerated the project" in capsys.readouterr().err

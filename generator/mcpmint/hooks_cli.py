@@ -7,7 +7,8 @@
   do): review them, `git add`, commit again. A run that regenerates nothing but the manifest's
   record of its inputs (a spec edit that changes no output, another mcpmint) stops the commit
   once too: the hooks are quick again once it is committed.
-- `check`: `mcpmint generate --check` only; exit 1 when any project is stale.
+- `check`: the same quick check, and `mcpmint generate --check` only when it cannot confirm;
+  exit 1 when any project is stale.
 
 The projects are the CONFIG arguments (an `mcpmint.yaml`, or a folder holding one); without
 any, every `mcpmint.yaml` / `mcpmint.yml` / `*.mcpmint.yaml` that git tracks (falling back to
@@ -57,9 +58,19 @@ def run(mode: str, arguments: Sequence[str]) -> int:
         return 0
     status = 0
     for config in configs:
-        code = _mcpmint("generate", "--check", config) if mode == "check" else _generate(config)
+        code = _check(config) if mode == "check" else _generate(config)
         status = max(status, code)
     return status
+
+
+def _check(config: str) -> int:
+    """The `check` hook for one project: 0 when the quick check confirms it is up to date,
+    else `mcpmint generate --check` (which says what is stale, and exits 1 when anything is)."""
+    fresh, _ = _quick_check(config)
+    if fresh:
+        print(f"{config}: up to date (inputs unchanged)")
+        return 0
+    return _mcpmint("generate", "--check", config)
 
 
 def _generate(config: str) -> int:
