@@ -140,6 +140,47 @@ def test_the_hooks_run_the_pipeline_at_most_once(
     assert hooks_main(["generate", "mcpmint.yaml"]) == 0 and len(calls) == 1
 
 
+# What the hooks' quick check (every commit) does without: the pipeline's stages, jsonschema
+# (a config whose bytes a run checked is not checked again) and the runtime's search.
+_NOT_IMPORTED = (
+    "mcpmint.pipeline",
+    "mcpmint.render",
+    "jinja2",
+    "jsonschema",
+    "mcpmint.runtime.modes",
+)
+
+
+def test_the_hooks_quick_check_imports_little_and_trusts_only_a_config_a_run_checked(
+    tmp_path: Path,
+) -> None:
+    project = tmp_path / "project"
+    shutil.copytree(REPO / "specs", tmp_path / "specs", ignore=shutil.ignore_patterns("invalid"))
+    project.mkdir()
+    generate_project(project, "../specs/petstore.yaml")
+    probe = (
+        "import sys\n"
+        "from mcpmint.hooks_cli import main\n"
+        "print('exit', main(sys.argv[1:]))\n"
+        f"print([m for m in {_NOT_IMPORTED!r} if m in sys.modules])"
+    )
+    for mode in ("generate", "check"):
+        done = run(
+            [sys.executable, "-c", probe, mode, "mcpmint.yaml"], cwd=project, env=clean_env()
+        )
+        assert done.stdout.splitlines()[-2:] == ["exit 0", "[]"], done.stdout + done.stderr
+    # A config the schema refuses (an unknown key) is new bytes: the quick check declines, and
+    # the run that follows checks it and says what is wrong; nothing is written.
+    config = project / "mcpmint.yaml"
+    config.write_text(config.read_text() + "surprise: 1\n", encoding="utf-8")
+    manifest = (project / ".mcpmint" / "manifest.json").read_text()
+    for mode in ("check", "generate"):
+        done = run([sys.executable, "-m", "mcpmint.hooks_cli", mode], cwd=project, env=clean_env())
+        assert done.returncode == 2, done.stdout + done.stderr
+        assert "mcpmint.yaml:" in done.stderr and "surprise" in done.stderr
+    assert (project / ".mcpmint" / "manifest.json").read_text() == manifest
+
+
 def test_the_generate_hook_refreshes_a_stale_record_of_the_inputs_once(tmp_path: Path) -> None:
     """A spec edit that changes no output (a comment): the whole pipeline runs, finds every
     generated file as it was, and records the new inputs; the commit stops once so that the

@@ -15,10 +15,7 @@ import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Protocol
-
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import ValidationError
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from . import ir
 from .diagnostics import DiagnosticSink
@@ -27,6 +24,9 @@ from .refs import escape_token
 from .resources import bundled_schema
 from .settings import check_settings
 from .toolmodes import ToolsOptions, read_tools_options
+
+if TYPE_CHECKING:  # imported where the schema is checked: the quick check needs none of it
+    from jsonschema.exceptions import ValidationError
 
 CONFIG_NAMES = ("mcpmint.yaml", "mcpmint.yml")
 MAX_CONFIG_BYTES = 1024 * 1024
@@ -154,8 +154,15 @@ def config_schema() -> dict[str, Any]:
     return bundled_schema("mcpmint.schema.json")
 
 
-def load_config(path: Path, sink: DiagnosticSink) -> Config | None:
-    """Read, check and interpret a project config; None (with located errors) if unusable."""
+def load_config(path: Path, sink: DiagnosticSink, *, checked: bool = True) -> Config | None:
+    """Read, check and interpret a project config; None (with located errors) if unusable.
+
+    `checked=False` leaves out the check against the config's JSON Schema (and the import of
+    jsonschema, a third of the pre-commit hooks' quick check): only for the quick check, which
+    trusts the config only when its bytes are those a successful run recorded, and checked,
+    with this same mcpmint (the inputs fingerprint holds both). Anything else the quick check
+    declines, and the run that follows checks the config. Interpreting an unchecked config may
+    raise: a caller that does not check must catch that too."""
     if path.is_dir():
         found = find_config(path)
         if found is None:
@@ -177,7 +184,8 @@ def load_config(path: Path, sink: DiagnosticSink) -> Config | None:
             source.locate(""), f"the config is {what}", "start from `sources: [{spec: ...}]`"
         )
         return None
-    _check_schema(data, source, sink)
+    if checked:
+        _check_schema(data, source, sink)
     if len(sink.errors) > errors_before:
         return None
     config = _interpret(path, data, source, sink)
@@ -239,6 +247,8 @@ def check_schema(
 ) -> None:
     """Every error of `data` against `schema`, located and explained, in document order (also
     used for tool manifests, whose schema is specs/manifest.schema.json)."""
+    from jsonschema import Draft202012Validator  # here: the quick check needs none of it
+
     validator = Draft202012Validator(schema)
     found = [
         explained

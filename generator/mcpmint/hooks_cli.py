@@ -113,7 +113,8 @@ def _quick_check(config: str) -> tuple[bool, Path | None]:
     from .quickcheck import GenerateOptions, up_to_date
 
     try:
-        loaded = load_config(Path(config), DiagnosticSink())
+        # Unchecked: the quick check confirms only a config whose bytes a run checked.
+        loaded = load_config(Path(config), DiagnosticSink(), checked=False)
         if loaded is None:
             return False, None
         return up_to_date(loaded, GenerateOptions(output=None, check=True)), loaded.folder

@@ -31,7 +31,6 @@ from . import ir
 from .diagnostics import DiagnosticSink
 from .jsontext import compact
 from .refs import escape_token, resolve_pointer
-from .runtime.modes import meta_names, meta_tool_definitions
 from .runtime.projection import ARGUMENT, FORMATS
 
 __all__ = [
@@ -144,6 +143,8 @@ def apply_tools_options(
     if options.mode == "groups" and not options.listed_groups:
         listed = sorted(groups)
     if options.mode == "dynamic":
+        from .runtime.modes import meta_names  # here: reading a config needs none of it
+
         for clash in sorted(set(meta_names(server.namespace)) & set(names)):
             sink.error(
                 options.location,
@@ -304,6 +305,14 @@ def listed_definitions(server: ir.Server) -> list[dict[str, Any]]:
     return meta + [tool_definition(tool) for tool in tools]
 
 
+def _meta_tools(server: ir.Server) -> list[dict[str, Any]]:
+    """Dynamic mode's own tools' definitions. The runtime's search is imported here, not with
+    this module: reading a config (every quick check of the pre-commit hooks) needs none of it."""
+    from .runtime.modes import meta_tool_definitions
+
+    return meta_tool_definitions(server.namespace, server.title)
+
+
 def tools_listed(server: ir.Server) -> tuple[list[dict[str, Any]], list[ir.Tool]]:
     """`listed_definitions` in two parts: dynamic mode's own tools' definitions, and the
     server's tools it lists, in order."""
@@ -313,7 +322,7 @@ def tools_listed(server: ir.Server) -> tuple[list[dict[str, Any]], list[ir.Tool]
     meta: list[dict[str, Any]] = []
     if mode == "dynamic":
         shown = set(modes.get("core", []))
-        meta = meta_tool_definitions(server.namespace, server.title)
+        meta = _meta_tools(server)
     elif mode == "groups":
         shown = set(modes.get("core", []))
         for group in modes.get("listedGroups", []):
@@ -353,7 +362,7 @@ def check_budget(server: ir.Server, options: ToolsOptions, sink: DiagnosticSink)
     if mode != "dynamic":
         cuts.append(
             "set `tools.mode: dynamic` (tools/list shows 3 tools and the core ones, about "
-            f"{estimate_tokens(meta_tool_definitions(server.namespace, server.title))[1]} "
+            f"{estimate_tokens(_meta_tools(server))[1]} "
             "tokens, whatever the API's size)"
         )
     if outputs:
