@@ -457,7 +457,14 @@ def test_the_command_imports_the_strict_checker_only_when_findings_are_made() ->
     assert done.stdout.strip() == "[]"
 
 
-_STAGES = ("mcpmint.pipeline", "mcpmint.render", "mcpmint.frontends.openapi", "jinja2")
+# jsonschema too: the quick check reads the config unchecked (it trusts only checked bytes).
+_STAGES = (
+    "mcpmint.pipeline",
+    "mcpmint.render",
+    "mcpmint.frontends.openapi",
+    "jinja2",
+    "jsonschema",
+)
 
 
 def test_the_quick_check_of_an_up_to_date_project_imports_none_of_the_stages(

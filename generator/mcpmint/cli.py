@@ -117,6 +117,23 @@ def _input(
     return config
 
 
+def _unchecked_input(
+    path: Path | None, namespace: str | None, root: Path | None
+) -> Path | Config | None:
+    """`_input` for the quick check of `--check`: a project config read without its schema
+    check (`load_config(checked=False)`: the quick check trusts only a config whose bytes a
+    run checked), or None on any problem at all, which `_input` then reports."""
+    try:
+        path = path if path is not None else find_config(Path("."))
+        if path is None or not is_config_path(path):
+            return path
+        if namespace is not None or root is not None:
+            return None
+        return load_config(path, DiagnosticSink(), checked=False)
+    except Exception:  # an unchecked config may hold anything: the checked read says what
+        return None
+
+
 def _build(
     path: Path | None,
     sink: DiagnosticSink,
@@ -197,14 +214,16 @@ def generate_command(
     namespace = _valid_namespace(namespace)
 
     def run(sink: DiagnosticSink) -> None:
-        source = _input(spec, sink, namespace, root)
         options = GenerateOptions(
             output, namespace, check, force, root, accept_breaking, allow_partial
         )
-        if check and up_to_date(source, options):
-            out = output or (source.folder if isinstance(source, Config) else None)
-            typer.echo(f"{out}: up to date (inputs unchanged)")
-            return
+        if check:
+            quick = _unchecked_input(spec, namespace, root)
+            if quick is not None and up_to_date(quick, options):
+                out = output or (quick.folder if isinstance(quick, Config) else None)
+                typer.echo(f"{out}: up to date (inputs unchanged)")
+                return
+        source = _input(spec, sink, namespace, root)
         from .pipeline import generate
 
         report = generate(source, options, sink, quick_checked=check)
