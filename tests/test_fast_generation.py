@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from mcpmint import compact, models, pipeline, validate
+from mcpmint import format as format_stage
 from mcpmint.cache import CACHE_DIR, KEEP, StageCache, cache_key
 from mcpmint.config import load_config
 from mcpmint.diagnostics import Aborted, DiagnosticSink
@@ -76,6 +77,19 @@ def count_compactions(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     return calls
 
 
+def count_formatting(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """A one-item list counting the formatter's runs (ruff started on a tree)."""
+    calls = [0]
+    original = format_stage._format
+
+    def counting(*args: Any) -> Any:
+        calls[0] += 1
+        return original(*args)
+
+    monkeypatch.setattr(format_stage, "_format", counting)
+    return calls
+
+
 def forbid_model_generation(monkeypatch: pytest.MonkeyPatch) -> None:
     def refuse(*args: object) -> str:
         raise AssertionError("datamodel-code-generator ran although its input was unchanged")
@@ -106,13 +120,15 @@ def test_cold_warm_and_changed_then_reverted_runs_give_identical_bytes(
 
     # A summary is not structure: the models come from the cache, the other tools from the
     # tool memo (only the edited one is built, its two schemas compacted), validation runs
-    # again.
+    # again. No Python file changed: the formatter's previous output is reused.
     forbid_model_generation(monkeypatch)
+    formatted = count_formatting(monkeypatch)
     compactions = count_compactions(monkeypatch)
     spec.write_text(changed, encoding="utf-8")
     run(spec, out)
     assert tree_digest(out) == expected_changed
     assert compactions == [2]
+    assert formatted == [0]
     after = entries(out)
     assert [n for n in after if n.startswith("models-")] == [first[0]]  # reused
     assert len(after) == 3 and set(first) < set(after)  # other bytes: another findings key
@@ -207,9 +223,11 @@ def test_a_structural_change_regenerates_the_models_and_matches_a_cold_run(
     run(tmp_path / "cold" / "spec.yaml", tmp_path / "again")  # a new folder: an empty memo
     cold_count = cold_compactions[0]
     compactions = count_compactions(monkeypatch)
+    formatted = count_formatting(monkeypatch)
     (work / "spec.yaml").write_text(changed, encoding="utf-8")
     run(work / "spec.yaml", work / "out")
     assert tree_digest(work / "out") == expected
+    assert formatted == [1]  # models.py changed: formatted again (and only once)
     # Only the roots whose schemas changed were compacted again.
     assert 0 < compactions[0] < cold_count
     models_entries = [n for n in entries(work / "out") if n.startswith("models-")]

@@ -19,6 +19,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Literal
 
+from .cache import StageCache, cache_key
 from .diagnostics import DiagnosticSink
 from .render import FileTree
 
@@ -42,9 +43,43 @@ def _ruff() -> str:
     return str(find_ruff_bin())
 
 
-def format_tree(tree: FileTree, sink: DiagnosticSink, formatter: Formatter = "ruff") -> FileTree:
-    """The same tree with every `.py` file formatted; unchanged (with an error) on failure."""
+def format_tree(
+    tree: FileTree,
+    sink: DiagnosticSink,
+    formatter: Formatter = "ruff",
+    cache: StageCache | None = None,
+) -> FileTree:
+    """The same tree with every `.py` file formatted; unchanged (with an error) on failure.
+
+    With a `cache`, the previous runs' results are reused when every Python file of the tree
+    is the same text (and the formatter and its version are): a regeneration whose Python
+    did not change (a description edited, say) starts no formatter. The whole tree is one
+    key, not each file: ruff sorts imports by which packages it finds in the tree."""
     python = {p: t for p, t in {**tree.generated, **tree.scaffold}.items() if p.endswith(".py")}
+    key = cache_key("formatted", {"formatter": formatter, "files": python}, "ruff", "black")
+    known = cache.get("formatted", key) if cache is not None else None
+    if isinstance(known, dict) and all(isinstance(t, str) for t in known.values()):
+        return _with(tree, {p: known.get(p, t) for p, t in python.items()})
+    formatted = _format(python, sink, formatter)
+    if formatted is None:
+        return tree
+    if cache is not None:  # only what the formatter changed: the runtime's files pass as is
+        cache.put("formatted", key, {p: t for p, t in formatted.items() if t != python[p]})
+    return _with(tree, formatted)
+
+
+def _with(tree: FileTree, formatted: dict[str, str]) -> FileTree:
+    return replace(
+        tree,
+        generated={p: formatted.get(p, t) for p, t in tree.generated.items()},
+        scaffold={p: formatted.get(p, t) for p, t in tree.scaffold.items()},
+    )
+
+
+def _format(
+    python: dict[str, str], sink: DiagnosticSink, formatter: Formatter
+) -> dict[str, str] | None:
+    """`python` formatted (paths -> texts), or None with an error."""
     with tempfile.TemporaryDirectory(prefix="mcpmint-format-") as folder:
         root = Path(folder)
         (root / "ruff.toml").write_text(RUFF_CONFIG, encoding="utf-8")
@@ -81,10 +116,5 @@ def format_tree(tree: FileTree, sink: DiagnosticSink, formatter: Formatter = "ru
                     + (done.stderr or done.stdout).strip()[:500],
                     "this is a bug in mcpmint; please report it with the spec",
                 )
-                return tree
-        formatted = {p: (root / p).read_text(encoding="utf-8") for p in python}
-    return replace(
-        tree,
-        generated={p: formatted.get(p, t) for p, t in tree.generated.items()},
-        scaffold={p: formatted.get(p, t) for p, t in tree.scaffold.items()},
-    )
+                return None
+        return {p: (root / p).read_text(encoding="utf-8") for p in python}

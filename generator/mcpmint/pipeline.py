@@ -227,7 +227,7 @@ def render_server(
         models = pending.join(sink)
     _stop_on_errors(sink)
     tree.generated[models_path(server)] = models_file(models)
-    tree = format_tree(tree, sink, formatter)
+    tree = format_tree(tree, sink, formatter, cache)
     _stop_on_errors(sink)
     scaffold = dict(tree.scaffold)
     if config:
