@@ -25,7 +25,7 @@ from mcpmint.config import load_config
 from mcpmint.diagnostics import Aborted, DiagnosticSink
 from mcpmint.pipeline import GenerateOptions, generate
 
-from .support import REPO
+from .support import REPO, mcpmint
 
 PETSTORE = REPO / "specs" / "petstore-plus.yaml"
 GITHUB = REPO.parent / "shared" / "corpus" / "github.json"
@@ -536,3 +536,39 @@ def test_an_unchanged_lock_is_not_read_back_and_a_changed_one_is_compared(
     assert len(parsed) == 1  # the changed lock was read back and compared
     changed = [change.what for change in report.lock_changes]
     assert changed == ["description changed", "title changed"]
+
+
+def test_tools_and_validate_reuse_a_generated_projects_cache_read_only_and_say_the_same(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`mcpmint tools` and `validate` of a project config read the stage cache its last
+    `generate` left (the built tools, the validation findings) and write nothing to it; their
+    output is a cold build's, byte for byte."""
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "spec.yaml").write_text(PETSTORE.read_text(encoding="utf-8"), encoding="utf-8")
+    _config_run(project, CONFIG)
+    cache = project / CACHE_DIR
+    stored = {p.name: (p.read_bytes(), p.stat().st_mtime_ns) for p in cache.iterdir()}
+    commands = (["tools", "--json"], ["tools"], ["validate"])
+    warm = [mcpmint(*command, "mcpmint.yaml", cwd=project) for command in commands]
+    assert {p.name: (p.read_bytes(), p.stat().st_mtime_ns) for p in cache.iterdir()} == stored
+
+    # In this process: every tool comes from the memo (nothing compacted), no validation.
+    def refuse(*args: object) -> list[object]:
+        raise AssertionError("validation ran although the project's cache holds its findings")
+
+    config = load_config(project / "mcpmint.yaml", DiagnosticSink())
+    assert config is not None
+    compactions = count_compactions(monkeypatch)
+    monkeypatch.setattr(validate, "findings", refuse)
+    sink = DiagnosticSink()
+    assert len(pipeline.build_quickly(config, sink).tools) == 8
+    assert compactions == [0]
+    monkeypatch.undo()
+
+    shutil.rmtree(cache)
+    cold_runs = [mcpmint(*command, "mcpmint.yaml", cwd=project) for command in commands]
+    assert warm == cold_runs
+    assert warm[0][0] == 0 and json.loads(warm[0][1])["summary"]["tools"] == 8
+    assert not cache.exists()  # a cold report writes no cache either

@@ -142,12 +142,11 @@ def _build(
     allow_partial: bool = False,
 ) -> tuple[str, Any]:
     """What `validate` and `tools` show: the input's name and its server's IR."""
-    from .pipeline import build, build_config
+    from .pipeline import build_quickly
 
     source = _input(path, sink, namespace, root)
-    if isinstance(source, Config):
-        return source.path.as_posix(), build_config(source, sink, allow_partial=allow_partial)
-    return source.as_posix(), build(source, sink, namespace, root, allow_partial=allow_partial)
+    name = source.path.as_posix() if isinstance(source, Config) else source.as_posix()
+    return name, build_quickly(source, sink, namespace, root, allow_partial=allow_partial)
 
 
 def _guard(run: Any) -> Any:
