@@ -21,6 +21,7 @@ import pytest
 from mcpmint import compact, models, pipeline, validate
 from mcpmint import format as format_stage
 from mcpmint.cache import CACHE_DIR, KEEP, StageCache, cache_key
+from mcpmint.cli import app
 from mcpmint.config import load_config
 from mcpmint.diagnostics import Aborted, DiagnosticSink
 from mcpmint.pipeline import GenerateOptions, generate
@@ -572,3 +573,22 @@ def test_tools_and_validate_reuse_a_generated_projects_cache_read_only_and_say_t
     assert warm == cold_runs
     assert warm[0][0] == 0 and json.loads(warm[0][1])["summary"]["tools"] == 8
     assert not cache.exists()  # a cold report writes no cache either
+
+
+def test_diff_builds_the_new_spec_with_the_tools_the_old_ones_build_made(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    original = PETSTORE.read_text(encoding="utf-8")
+    (tmp_path / "old.yaml").write_text(original, encoding="utf-8")
+    changed = original.replace("summary: Get a pet", "summary: One pet, by its id", 1)
+    (tmp_path / "new.yaml").write_text(changed, encoding="utf-8")
+    compactions = count_compactions(monkeypatch)
+    pipeline.build(tmp_path / "old.yaml", DiagnosticSink())
+    cold = compactions[0]
+    compactions[0] = 0
+    with pytest.raises(SystemExit) as exit:
+        app(["diff", str(tmp_path / "old.yaml"), str(tmp_path / "new.yaml")])
+    assert exit.value.code == 1  # a review change
+    assert "description changed" in capsys.readouterr().out
+    # The old spec built cold, the new one reused every tool but the edited one (two roots).
+    assert compactions == [cold + 2]

@@ -25,6 +25,7 @@ from .quickcheck import GenerateOptions, up_to_date
 # The pipeline's stages are imported by the commands that run them: `generate --check` on an
 # up-to-date project (every commit's pre-commit hook) needs none of them (quickcheck.py).
 if TYPE_CHECKING:
+    from .cache import Memo
     from .lock import Change
 
 app = typer.Typer(
@@ -367,10 +368,13 @@ def _print_changes(changes: list[Change]) -> None:
                 typer.echo(f"    {change.tool}: {change.what}: {change.detail}")
 
 
-def _surface(path: Path, sink: DiagnosticSink, namespace: str | None, root: Path | None) -> Any:
-    """A lock document from a `tools.lock.json` file, or built in memory from a spec."""
+def _surface(
+    path: Path, sink: DiagnosticSink, namespace: str | None, root: Path | None, memo: Memo
+) -> Any:
+    """A lock document from a `tools.lock.json` file, or built in memory from a spec (reusing
+    the tools in `memo`, and adding the ones it builds)."""
     from .lock import LockError, is_lock, lock_document, parse_lock
-    from .pipeline import build
+    from .pipeline import build_quickly
 
     if path.suffix == ".json" and path.is_file():
         try:
@@ -383,7 +387,7 @@ def _surface(path: Path, sink: DiagnosticSink, namespace: str | None, root: Path
             except LockError as exc:
                 typer.echo(f"{path}: error: {exc}", err=True)
                 raise typer.Exit(EXIT_BAD_INPUT) from None
-    return lock_document(build(path, sink, namespace, root))
+    return lock_document(build_quickly(path, sink, namespace, root, memo=memo))
 
 
 @app.command("diff")
@@ -406,10 +410,14 @@ def diff_command(
     namespace = _valid_namespace(namespace)
 
     def run(sink: DiagnosticSink) -> None:
+        from .cache import Memo
         from .lock import KINDS, diff_locks, needs_attention
 
-        before = _surface(old, sink, namespace, root)
-        after = _surface(new, sink, namespace, root)
+        # The new spec's build reuses every tool the old one's built whose inputs are the
+        # same (toolmemo.py): most of them, between two versions of an API.
+        memo = Memo({})
+        before = _surface(old, sink, namespace, root, memo)
+        after = _surface(new, sink, namespace, root, Memo(memo.used))
         _print_diagnostics(sink)
         changes = diff_locks(before, after)
         counts = {kind: sum(1 for c in changes if c.kind == kind) for kind in KINDS}

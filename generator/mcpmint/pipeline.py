@@ -89,16 +89,18 @@ def build_quickly(
     root: Path | None = None,
     *,
     allow_partial: bool = False,
+    memo: Memo | None = None,
 ) -> ir.Server:
     """`build` or `build_config` for the commands that only report (`mcpmint tools`,
-    `validate`): the same server and diagnostics, sooner. The spec is validated in the second
-    process while this one builds, as `generate` does; and a project config's stage cache is
-    read (never written: these commands write nothing), so what the project's last
+    `validate`, `diff`): the same server and diagnostics, sooner. The spec is validated in the
+    second process while this one builds, as `generate` does; and a project config's stage
+    cache is read (never written: these commands write nothing), so what the project's last
     `generate` validated and built is reused (GitHub: 3.3-3.9 s -> about a regeneration's
-    time)."""
+    time). `memo`: the tools to reuse instead of the cache's (`diff` builds the new spec with
+    what the old one's build made); the tools built are added to its `used`."""
     deferred: list[PendingFindings] = []
     cache = StageCache(source.folder / CACHE_DIR if isinstance(source, Config) else None)
-    with second_process(), reusing_tools(_memo(cache, "tools")):
+    with second_process(), reusing_tools(memo if memo is not None else _memo(cache, "tools")):
         try:
             if isinstance(source, Config):
                 spec = source.source.spec
