@@ -8,6 +8,10 @@ from typing import Any
 
 import pytest
 
+from mcpmint.diagnostics import DiagnosticSink
+from mcpmint.pipeline import build
+from mcpmint.render import tool_definition
+
 from .invalid_cases import EXPECTED, INVALID_DIR
 from .support import REPO, mcpmint
 
@@ -45,7 +49,14 @@ def test_tools_reports_the_surface_and_its_size() -> None:
     report = json.loads(stdout)
     names = [row["name"] for row in report["tools"]]
     assert "petstore_delete_pet" in names and len(names) == 8
-    assert report["summary"]["bytes"] > sum(row["bytes"] for row in report["tools"]) // 2
+    server = build(REPO / "specs" / "petstore-plus.yaml", DiagnosticSink())
+    whole = {"tools": [tool_definition(tool) for tool in server.tools]}
+    compact = json.dumps(whole, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    assert report["summary"]["bytes"] == len(compact)  # the whole tools/list, to the byte
+    assert [row["bytes"] for row in report["tools"]] == [
+        len(json.dumps(d, separators=(",", ":"), ensure_ascii=False).encode("utf-8"))
+        for d in whole["tools"]
+    ]
     assert report["summary"]["estimatedTokens"] == report["summary"]["bytes"] // 4
 
 
