@@ -13,7 +13,7 @@ from jsonschema import Draft202012Validator
 from mcpmint import ir
 from mcpmint.config import config_schema, is_config_path, load_config, scaffold_text
 from mcpmint.diagnostics import DiagnosticSink
-from mcpmint.pipeline import build_config
+from mcpmint.pipeline import GenerateOptions, build_config, generate
 
 from .conftest import REPO, SPECS
 from .invalid_config_cases import EXPECTED_CONFIGS, INVALID_CONFIG_DIR
@@ -60,13 +60,19 @@ def test_the_scaffold_is_a_valid_config() -> None:
     assert not list(Draft202012Validator(config_schema()).iter_errors(data))
 
 
+@pytest.mark.parametrize("check", [False, True], ids=["generate", "check"])
 @pytest.mark.parametrize("name", sorted(EXPECTED_CONFIGS))
 def test_each_invalid_config_gives_its_located_error_exit_2_and_writes_nothing(
-    name: str, tmp_path: Path
+    name: str, check: bool, tmp_path: Path
 ) -> None:
+    # Both read the config unchecked first, for the quick check: whatever it holds, the
+    # checked read that follows is what the user sees.
     location, message = EXPECTED_CONFIGS[name]
     out = tmp_path / "out"
-    code, stdout, stderr = mcpmint("generate", f"{INVALID_CONFIG_DIR}/{name}", "-o", str(out))
+    flags = ["--check"] if check else []
+    code, stdout, stderr = mcpmint(
+        "generate", f"{INVALID_CONFIG_DIR}/{name}", "-o", str(out), *flags
+    )
     assert code == 2, stdout + stderr
     assert f"{location}: error: " in stderr, stderr
     assert message in stderr, stderr
@@ -300,11 +306,18 @@ def test_round_trip_generate_spec_then_generate_inside_the_folder(tmp_path: Path
     code, stdout, stderr = mcpmint("generate", cwd=out)
     assert code == 0, stderr
     assert stderr == ""
-    assert ", 0 scaffolded, 0 removed" in stdout
-    second = tree(out)
-    # The same tree, manifest included: the spec run recorded the fingerprint of this run too.
-    assert first == second
-    assert "0 written" in stdout
+    # The spec run recorded the fingerprint of this run too: nothing changed, nothing to do.
+    assert stdout == ".: up to date (inputs unchanged)\n"
+    assert tree(out) == first
+    # And the whole pipeline, run from the config all the same, gives the same tree, the
+    # manifest included, and writes nothing.
+    sink = DiagnosticSink()
+    config = load_config(out / "mcpmint.yaml", sink)
+    assert config is not None
+    report = generate(config, GenerateOptions(output=None), sink, quick_checked=True)
+    assert not sink.has_errors and not report.quick
+    assert report.written == [] and report.scaffolded == [] and report.removed == []
+    assert tree(out) == first
     code, stdout, _ = mcpmint("generate", "--check", cwd=out)
     assert code == 0 and "up to date (inputs unchanged)" in stdout
     # A changed config is a changed input.

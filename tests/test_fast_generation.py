@@ -592,3 +592,45 @@ def test_diff_builds_the_new_spec_with_the_tools_the_old_ones_build_made(
     assert "description changed" in capsys.readouterr().out
     # The old spec built cold, the new one reused every tool but the edited one (two roots).
     assert compactions == [cold + 2]
+
+
+def test_a_plain_generate_of_an_unchanged_project_is_quick_and_still_scaffolds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`mcpmint generate` of a project config that nothing changed writes nothing, so it is
+    the quick check (a no-op regeneration of GitHub: ~0.2 s instead of ~1.6 s); but a missing
+    user-owned file is one a run writes, so then the pipeline runs and writes it back."""
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "spec.yaml").write_text(PETSTORE.read_text(encoding="utf-8"), encoding="utf-8")
+    _config_run(project, CONFIG)
+    before = tree_digest(project)
+    probe = (
+        "import sys\n"
+        "from mcpmint.cli import app\n"
+        "try:\n"
+        "    app(['generate'])\n"
+        "except SystemExit as exit:\n"
+        "    print('exit', exit.code)\n"
+        f"print([m for m in {_STAGES!r} if m in sys.modules])"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], cwd=project, capture_output=True, text=True, check=True
+    )
+    assert done.stdout.splitlines() == [".: up to date (inputs unchanged)", "exit 0", "[]"]
+    (project / "README.md").unlink()
+    done = subprocess.run(
+        [sys.executable, "-c", probe], cwd=project, capture_output=True, text=True, check=True
+    )
+    lines = done.stdout.splitlines()
+    assert lines[-3].startswith(".: 0 written, 1 scaffolded, 0 removed"), lines
+    assert lines[-1] == repr(list(_STAGES))
+    assert tree_digest(project) == before
+    # A run from a spec that writes always runs the pipeline: it also warns when its output
+    # folder holds a project config of its own (which the quick check cannot know).
+    loads = []
+    real = pipeline.load_document
+    monkeypatch.setattr(pipeline, "load_document", lambda *a, **k: loads.append(1) or real(*a, **k))
+    run(PETSTORE, tmp_path / "out")
+    run(PETSTORE, tmp_path / "out")
+    assert loads == [1, 1]

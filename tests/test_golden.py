@@ -48,7 +48,8 @@ def golden_tree(name: str) -> FileTree:
 
 def expected_tree(name: str) -> dict[str, str]:
     tree = golden_tree(name)
-    return {**tree.scaffold, **tree.generated, MANIFEST: manifest_text(tree.generated)}
+    manifest = manifest_text(tree.generated, scaffold=tree.scaffold)
+    return {**tree.scaffold, **tree.generated, MANIFEST: manifest}
 
 
 def on_disk(folder: Path) -> dict[str, str]:

@@ -19,7 +19,7 @@ import pytest
 from mcp import Client
 
 from mcpmint.diagnostics import Aborted, DiagnosticSink
-from mcpmint.pipeline import build
+from mcpmint.pipeline import GenerateOptions, build, generate, up_to_date
 from mcpmint.render import catalog
 from mcpmint.runtime.catalog import load_catalog
 from mcpmint.runtime.server import build_server
@@ -261,3 +261,21 @@ def test_generated_tests_answer_a_bare_json_string_as_json_and_pass(tmp_path: Pa
         env=clean_env(PYTHONPATH=str(out / "src")),
     )
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+
+
+def test_a_partial_run_and_a_whole_one_do_not_share_a_record(spec: Path, tmp_path: Path) -> None:
+    """A run without `--allow-partial` fails where a partial one left operations out: the quick
+    check must not call the partial run's output up to date for it."""
+    out = tmp_path / "out"
+    sink = DiagnosticSink()
+    generate(spec, GenerateOptions(output=out, allow_partial=True), sink)
+    assert not sink.has_errors
+    assert up_to_date(spec, GenerateOptions(output=out, check=True, allow_partial=True))
+    assert not up_to_date(spec, GenerateOptions(output=out, check=True))
+    sink = DiagnosticSink()
+    with pytest.raises(Aborted):
+        generate(spec, GenerateOptions(output=out, check=True), sink)
+    assert [d.message.split(":")[0] for d in sink.errors] == [
+        "operation POST /things cannot become a tool",
+        "operation PUT /files cannot become a tool",
+    ]

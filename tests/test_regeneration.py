@@ -290,12 +290,12 @@ def test_check_inside_the_folder_is_quick_right_after_generating_from_the_spec(
     # The fixture ran `generate spec.yaml -o server`, which wrote server/mcpmint.yaml: the
     # same inputs from that config. Its check is the quick one, so pre-commit's hook (which
     # checks every mcpmint.yaml) does not run the whole pipeline on each commit; a generate
-    # there writes nothing, not even the manifest's record of the inputs.
+    # there is the quick check too, and writes nothing, not even the manifest's record.
     code, stdout, stderr = mcpmint(repo / "server", "generate", "--check")
     assert code == 0 and "up to date (inputs unchanged)" in stdout, stdout + stderr
     code, stdout, stderr = mcpmint(repo / "server", "generate")
     assert code == 0, stdout + stderr
-    assert "0 written" in stdout
+    assert "up to date (inputs unchanged)" in stdout
     assert status(repo) == ""
     code, stdout, _ = mcpmint(repo, "generate", "spec.yaml", "-o", "server", "--check")
     assert code == 0 and "up to date (inputs unchanged)" in stdout

@@ -135,6 +135,15 @@ def _unchecked_input(
         return None
 
 
+def _up_to_date(source: Path | Config, options: GenerateOptions) -> bool:
+    """`up_to_date` of an `_unchecked_input`: False when it cannot say (an unchecked config
+    may hold anything; the checked read that follows says what is wrong)."""
+    try:
+        return up_to_date(source, options)
+    except Exception:
+        return False
+
+
 def _build(
     path: Path | None,
     sink: DiagnosticSink,
@@ -217,17 +226,23 @@ def generate_command(
         options = GenerateOptions(
             output, namespace, check, force, root, accept_breaking, allow_partial
         )
-        if check:
-            quick = _unchecked_input(spec, namespace, root)
-            if quick is not None and up_to_date(quick, options):
-                out = output or (quick.folder if isinstance(quick, Config) else None)
-                typer.echo(f"{out}: up to date (inputs unchanged)")
-                return
+        # The quick check (quickcheck.py): for `--check`, and for a run from a project config,
+        # which then writes nothing when nothing changed. A run from a spec that writes always
+        # runs (it also warns about a project config in its output folder).
+        quick = _unchecked_input(spec, namespace, root)
+        asked = quick is not None and (check or isinstance(quick, Config))
+        if asked and quick is not None and _up_to_date(quick, options):
+            out = output or (quick.folder if isinstance(quick, Config) else None)
+            typer.echo(f"{out}: up to date (inputs unchanged)")
+            return
         source = _input(spec, sink, namespace, root)
         from .pipeline import generate
 
-        report = generate(source, options, sink, quick_checked=check)
+        report = generate(source, options, sink, quick_checked=asked)
         out = report.output
+        if report.quick:  # the quick check answered there (this one could not read the input)
+            typer.echo(f"{out}: up to date (inputs unchanged)")
+            return
         _print_diagnostics(sink)
         if report.lock_changes:
             typer.echo(f"tool surface changes ({out}/tools.lock.json):")

@@ -39,13 +39,17 @@ def run_options(options: GenerateOptions, config: str | None = None) -> dict[str
     """The generate options that shape the output, as the inputs fingerprint records them
     (`config`: the project config's path relative to the output folder; its bytes are
     fingerprinted with the spec's files)."""
+    # `--allow-partial` only when given: a run without it fails where a partial one left
+    # operations out, so the two must not share a record (older records stay valid).
+    partial = {"allow_partial": True} if options.allow_partial else {}
     if config is not None:
-        return {"namespace": None, "config": config}
-    return {"namespace": options.namespace}
+        return {"namespace": None, "config": config, **partial}
+    return {"namespace": options.namespace, **partial}
 
 
 def up_to_date(spec: Path | Config, options: GenerateOptions) -> bool:
-    """Inputs and generated files unchanged since the last run (only files are hashed).
+    """Inputs and generated files unchanged since the last run (only files are hashed), and,
+    for a run that writes (not `check`), every user-owned file it scaffolded still there.
     Needs an explicit output folder or a project config; False means "run the pipeline"."""
     output = options.output
     if isinstance(spec, Config):
@@ -63,4 +67,5 @@ def up_to_date(spec: Path | Config, options: GenerateOptions) -> bool:
         run_options(options, config_file),
         generator_identity(),
         also_read,
+        scaffolded=not options.check,
     )

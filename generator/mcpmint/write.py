@@ -15,11 +15,12 @@ import json
 import os
 import shutil
 import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
+from .config import CONFIG_NAMES
 from .diagnostics import DiagnosticSink
 
 if TYPE_CHECKING:  # the quick check (quickcheck.py) imports this module, and not these
@@ -90,14 +91,27 @@ def _read_manifest(out: Path, sink: DiagnosticSink) -> dict[str, str] | None:
         return None
 
 
-def manifest_text(generated: Mapping[str, str], inputs: Mapping[str, Any] | None = None) -> str:
-    return _manifest({path: sha256(text) for path, text in generated.items()}, inputs)
+def manifest_text(
+    generated: Mapping[str, str],
+    inputs: Mapping[str, Any] | None = None,
+    scaffold: Iterable[str] = (),
+) -> str:
+    return _manifest({path: sha256(text) for path, text in generated.items()}, inputs, scaffold)
 
 
-def _manifest(hashes: Mapping[str, str], inputs: Mapping[str, Any] | None) -> str:
+def _manifest(
+    hashes: Mapping[str, str], inputs: Mapping[str, Any] | None, scaffold: Iterable[str]
+) -> str:
+    """The manifest: the generated files and their hashes, the record of the inputs, and the
+    user-owned files a run writes when they are missing (`scaffold`: the quick check of a
+    plain `generate` needs them all present, or the run would write one). The project config
+    a spec run scaffolds is not listed: a run from it reads it, so both runs list the same
+    files (their manifests must be the same bytes, or the pre-commit hook would stop the
+    first commit after `generate SPEC -o DIR` for it)."""
     data: dict[str, Any] = {"generator": "mcpmint", "files": dict(sorted(hashes.items()))}
     if inputs is not None:
         data["inputs"] = dict(inputs)
+    data["scaffold"] = sorted(path for path in scaffold if path not in CONFIG_NAMES)
     return json.dumps(data, indent=2, sort_keys=True) + "\n"
 
 
@@ -136,19 +150,30 @@ def _text(data: bytes) -> str:
 
 
 def quick_up_to_date(
-    out: Path, spec: str, options: Mapping[str, Any], version: str, also_read: tuple[str, ...] = ()
+    out: Path,
+    spec: str,
+    options: Mapping[str, Any],
+    version: str,
+    also_read: tuple[str, ...] = (),
+    *,
+    scaffolded: bool = False,
 ) -> bool:
     """True when `out` was generated from exactly these inputs and no generated file changed
     since: the inputs fingerprint is recomputed by hashing the input files only (nothing is
     loaded, validated or rendered). `also_read`: input files this run reads besides the ones
     the record lists (a project config, when the record is a spec run's). The record matches
     when its fingerprint is this run's, or its `from_config` is (`record_from_config`).
-    False means "unknown": run the whole pipeline."""
+    False means "unknown": run the whole pipeline. `scaffolded`: also every user-owned file
+    the last run scaffolded is there (a run that writes would write a missing one)."""
     try:
         data = json.loads((out / MANIFEST).read_text(encoding="utf-8"))
         recorded = data["inputs"]
         files = data["files"]
         if recorded["spec"] != spec or not isinstance(files, dict):
+            return False
+        if scaffolded and not all(
+            _safe_relative(path) and os.path.lexists(out / path) for path in data["scaffold"]
+        ):
             return False
         read = list(dict.fromkeys([*recorded["files"], *also_read]))
         for path in files:
@@ -274,7 +299,7 @@ def plan(
         data = text.encode("utf-8")
         hashes[path] = hashlib.sha256(data).hexdigest()
         decide(path, text, data)
-    manifest = _manifest(hashes, inputs)  # the files' hashes are known only now
+    manifest = _manifest(hashes, inputs, tree.scaffold)  # the files' hashes are known only now
     decide(MANIFEST, manifest, manifest.encode("utf-8"))
     for listed in (report.written, report.unchanged, report.refused):
         listed.sort()  # in the order of their paths, the manifest's among them
