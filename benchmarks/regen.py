@@ -11,7 +11,8 @@ subprocess under `/usr/bin/time -v` (wall time, peak RSS):
 
 1. `cold`: into a new output folder (no stage cache);
 2. `no-op --check`: unchanged inputs, `--check` (answered from the inputs fingerprint);
-3. `no-op`: unchanged inputs, a plain `generate` (the pipeline runs, the stage cache hits);
+3. `no-op`: unchanged inputs, a plain `generate` (answered from the inputs fingerprint too:
+   it would write nothing; before 2026-12-01 23:30 the pipeline ran, the stage cache hitting);
 4. `one description`: one operation's description changed (typed models unchanged);
 5. `one parameter`: an optional query parameter added to another operation (typed models
    regenerated);

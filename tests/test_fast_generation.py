@@ -251,7 +251,10 @@ def test_a_corrupt_or_deleted_cache_falls_back_to_a_cold_run(tmp_path: Path, dam
             entry.write_text(json.dumps({"key": "0" * 64, "value": "x"}), encoding="utf-8")
     if damage == "deleted folder":
         shutil.rmtree(out / CACHE_DIR)
-    run(work / "spec.yaml", out)
+    # The inputs did not change, so a plain run would be the quick check: run the pipeline.
+    sink = DiagnosticSink()
+    generate(work / "spec.yaml", GenerateOptions(output=out), sink, quick_checked=True)
+    assert not sink.has_errors
     assert tree_digest(out) == expected
     assert entries(out) == names  # rewritten, whole again
     for name in names:
@@ -594,12 +597,13 @@ def test_diff_builds_the_new_spec_with_the_tools_the_old_ones_build_made(
     assert compactions == [cold + 2]
 
 
-def test_a_plain_generate_of_an_unchanged_project_is_quick_and_still_scaffolds(
+def test_a_plain_generate_of_an_unchanged_output_is_quick_and_still_scaffolds(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """`mcpmint generate` of a project config that nothing changed writes nothing, so it is
-    the quick check (a no-op regeneration of GitHub: ~0.2 s instead of ~1.6 s); but a missing
-    user-owned file is one a run writes, so then the pipeline runs and writes it back."""
+    """`mcpmint generate` of a project (or of a spec, with `-o`) that nothing changed writes
+    nothing, so it is the quick check (a no-op regeneration of GitHub: ~0.25 s instead of
+    ~1.8 s); but a missing user-owned file is one a run writes, so then the pipeline runs and
+    writes it back."""
     project = tmp_path / "project"
     project.mkdir()
     (project / "spec.yaml").write_text(PETSTORE.read_text(encoding="utf-8"), encoding="utf-8")
@@ -626,11 +630,24 @@ def test_a_plain_generate_of_an_unchanged_project_is_quick_and_still_scaffolds(
     assert lines[-3].startswith(".: 0 written, 1 scaffolded, 0 removed"), lines
     assert lines[-1] == repr(list(_STAGES))
     assert tree_digest(project) == before
-    # A run from a spec that writes always runs the pipeline: it also warns when its output
-    # folder holds a project config of its own (which the quick check cannot know).
-    loads = []
+    # A run from a spec too; but the project config it scaffolded must be there, unedited:
+    # a missing one it writes back, an edited one it warns about (a run from the spec ignores
+    # it), and both need the pipeline.
+    loads: list[int] = []
     real = pipeline.load_document
     monkeypatch.setattr(pipeline, "load_document", lambda *a, **k: loads.append(1) or real(*a, **k))
-    run(PETSTORE, tmp_path / "out")
-    run(PETSTORE, tmp_path / "out")
-    assert loads == [1, 1]
+    out = tmp_path / "out"
+    run(PETSTORE, out)
+    expected = tree_digest(out)
+    run(PETSTORE, out)
+    assert loads == [1]
+    (out / "mcpmint.yaml").unlink()
+    run(PETSTORE, out)
+    assert loads == [1, 1] and tree_digest(out) == expected
+    config = out / "mcpmint.yaml"
+    config.write_text(config.read_text(encoding="utf-8") + "# ours now\n", encoding="utf-8")
+    warned = run(PETSTORE, out)
+    assert loads == [1, 1, 1]
+    assert any("a run from a spec ignores" in d.message for d in warned.warnings)
+    run(PETSTORE, out)  # and again: the edited config still makes the run warn
+    assert loads == [1, 1, 1, 1]

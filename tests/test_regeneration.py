@@ -204,8 +204,15 @@ def test_R2_removed_operation_is_breaking_and_needs_acceptance(repo: Path) -> No
 def test_R5_generate_twice_is_byte_identical_and_tools_list_order_is_stable(
     repo: Path,
 ) -> None:
+    # Nothing changed: the quick check answers, and writes nothing ...
     code, stdout, _ = mcpmint(repo, "generate", "spec.yaml", "-o", "server", PYTHONHASHSEED="7")
-    assert code == 0 and "0 written" in stdout and "0 removed" in stdout
+    assert code == 0 and "up to date (inputs unchanged)" in stdout
+    assert status(repo) == ""
+    # ... and the pipeline under another hash seed writes the same bytes.
+    shutil.rmtree(repo / "server" / CACHE_DIR)
+    (repo / "server" / "REFERENCE.md").unlink()  # a missing generated file: written again
+    code, stdout, _ = mcpmint(repo, "generate", "spec.yaml", "-o", "server", PYTHONHASHSEED="7")
+    assert code == 0 and "1 written" in stdout and "0 removed" in stdout, stdout
     assert status(repo) == ""
     code, _, _ = mcpmint(repo, "generate", "spec.yaml", "-o", "again", PYTHONHASHSEED="12345")
     assert code == 0

@@ -226,12 +226,10 @@ def generate_command(
         options = GenerateOptions(
             output, namespace, check, force, root, accept_breaking, allow_partial
         )
-        # The quick check (quickcheck.py): for `--check`, and for a run from a project config,
-        # which then writes nothing when nothing changed. A run from a spec that writes always
-        # runs (it also warns about a project config in its output folder).
+        # The quick check (quickcheck.py): when nothing changed, a run would write nothing.
         quick = _unchecked_input(spec, namespace, root)
-        asked = quick is not None and (check or isinstance(quick, Config))
-        if asked and quick is not None and _up_to_date(quick, options):
+        asked = quick is not None
+        if quick is not None and _up_to_date(quick, options):
             out = output or (quick.folder if isinstance(quick, Config) else None)
             typer.echo(f"{out}: up to date (inputs unchanged)")
             return

@@ -325,15 +325,14 @@ def generate(
     sink), and so do the changes to the tool surface: with breaking ones and no
     `accept_breaking`, nothing is written and the report is `blocked`.
 
-    With `check`, or from a project config, a run whose inputs fingerprint and generated files
-    are unchanged (and, when it writes, whose scaffolded files are all there) returns at once
-    (`report.quick`), without loading the spec; `quick_checked`: the caller has asked
-    `up_to_date` already, and it said no (the files are not hashed twice). A spec run that
-    writes always runs: it also warns about a project config its output folder holds.
+    A run whose inputs fingerprint and generated files are unchanged (and, when it writes,
+    whose scaffolded files are all there, the project config a spec run scaffolded unedited)
+    returns at once (`report.quick`), without loading the spec: it would write nothing.
+    `quick_checked`: the caller has asked `up_to_date` already, and it said no (the files are
+    not hashed twice).
     """
     config = spec if isinstance(spec, Config) else None
-    quick_asked = options.check or config is not None
-    if quick_asked and not quick_checked and up_to_date(spec, options):
+    if not quick_checked and up_to_date(spec, options):
         report = WriteReport(quick=True)
         report.output = options.output or (config.folder if config else None)
         return report

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .config import Config
+from .config import CONFIG_NAMES, Config
 from .resources import generator_identity
 from .write import quick_up_to_date
 
@@ -49,8 +49,10 @@ def run_options(options: GenerateOptions, config: str | None = None) -> dict[str
 
 def up_to_date(spec: Path | Config, options: GenerateOptions) -> bool:
     """Inputs and generated files unchanged since the last run (only files are hashed), and,
-    for a run that writes (not `check`), every user-owned file it scaffolded still there.
-    Needs an explicit output folder or a project config; False means "run the pipeline"."""
+    for a run that writes (not `check`), every user-owned file it scaffolded still there
+    (for a run from a spec, the project config it scaffolded too, unedited: an edited one is
+    what that run warns about). Needs an explicit output folder or a project config; False
+    means "run the pipeline"."""
     output = options.output
     if isinstance(spec, Config):
         output = output or spec.folder
@@ -68,4 +70,9 @@ def up_to_date(spec: Path | Config, options: GenerateOptions) -> bool:
         generator_identity(),
         also_read,
         scaffolded=not options.check,
+        config_options=(
+            run_options(options, CONFIG_NAMES[0])
+            if config_file is None and not options.check
+            else None
+        ),
     )

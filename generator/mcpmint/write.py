@@ -157,6 +157,7 @@ def quick_up_to_date(
     also_read: tuple[str, ...] = (),
     *,
     scaffolded: bool = False,
+    config_options: Mapping[str, Any] | None = None,
 ) -> bool:
     """True when `out` was generated from exactly these inputs and no generated file changed
     since: the inputs fingerprint is recomputed by hashing the input files only (nothing is
@@ -164,7 +165,11 @@ def quick_up_to_date(
     the record lists (a project config, when the record is a spec run's). The record matches
     when its fingerprint is this run's, or its `from_config` is (`record_from_config`).
     False means "unknown": run the whole pipeline. `scaffolded`: also every user-owned file
-    the last run scaffolded is there (a run that writes would write a missing one)."""
+    the last run scaffolded is there (a run that writes would write a missing one).
+    `config_options`: a run from a spec that writes, and the options of the run of the project
+    config it scaffolds: that config must be in `out` with the bytes it was scaffolded with
+    (the record's `from_config` matches with its hash), or the run would write it back, or
+    warn that an edited one is ignored."""
     try:
         data = json.loads((out / MANIFEST).read_text(encoding="utf-8"))
         recorded = data["inputs"]
@@ -183,6 +188,15 @@ def quick_up_to_date(
         digest = inputs_fingerprint(spec, dict(zip(read, hashes, strict=False)), options, version)
         if digest["fingerprint"] not in (recorded["fingerprint"], recorded.get(FROM_CONFIG)):
             return False
+        if config_options is not None:
+            config = out / CONFIG_NAMES[0]
+            if config.is_symlink() or not config.is_file():
+                return False
+            read_hashes = {**dict(zip(read, hashes, strict=False))}
+            read_hashes[CONFIG_NAMES[0]] = file_sha256(config)
+            scaffolded_run = inputs_fingerprint(spec, read_hashes, config_options, version)
+            if scaffolded_run["fingerprint"] != recorded.get(FROM_CONFIG):
+                return False
         return hashes[len(read) :] == list(files.values())
     except (OSError, ValueError, KeyError, TypeError):
         return False
