@@ -192,7 +192,7 @@ def quick_up_to_date(
             config = out / CONFIG_NAMES[0]
             if config.is_symlink() or not config.is_file():
                 return False
-            read_hashes = {**dict(zip(read, hashes, strict=False))}
+            read_hashes = dict(zip(read, hashes, strict=False))
             read_hashes[CONFIG_NAMES[0]] = file_sha256(config)
             scaffolded_run = inputs_fingerprint(spec, read_hashes, config_options, version)
             if scaffolded_run["fingerprint"] != recorded.get(FROM_CONFIG):
