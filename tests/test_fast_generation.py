@@ -489,6 +489,24 @@ _STAGES = (
 )
 
 
+def generate_in_a_new_process(folder: Path, *flags: str) -> list[str]:
+    """`mcpmint generate [flags]` in `folder`, in a new interpreter: its output lines, then
+    `exit <code>`, then which of `_STAGES` it imported."""
+    probe = (
+        "import sys\n"
+        "from mcpmint.cli import app\n"
+        "try:\n"
+        f"    app(['generate', *{list(flags)!r}])\n"
+        "except SystemExit as exit:\n"
+        "    print('exit', exit.code)\n"
+        f"print([m for m in {_STAGES!r} if m in sys.modules])"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], cwd=folder, capture_output=True, text=True, check=True
+    )
+    return done.stdout.splitlines()
+
+
 def test_the_quick_check_of_an_up_to_date_project_imports_none_of_the_stages(
     tmp_path: Path,
 ) -> None:
@@ -496,24 +514,11 @@ def test_the_quick_check_of_an_up_to_date_project_imports_none_of_the_stages(
     needs none of the pipeline's stages (their imports were two thirds of its time)."""
     out = tmp_path / "out"
     run(PETSTORE, out)
-    probe = (
-        "import sys\n"
-        "from mcpmint.cli import app\n"
-        "try:\n"
-        "    app(['generate', '--check'])\n"
-        "except SystemExit as exit:\n"
-        "    print('exit', exit.code)\n"
-        f"print([m for m in {_STAGES!r} if m in sys.modules])"
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", probe], cwd=out, capture_output=True, text=True, check=True
-    )
-    lines = done.stdout.splitlines()
+    lines = generate_in_a_new_process(out, "--check")
     assert lines == [". : up to date (inputs unchanged)".replace(" :", ":"), "exit 0", "[]"]
     # A stale project runs the pipeline: the probe sees its stages imported.
     (out / "REFERENCE.md").write_text("edited\n", encoding="utf-8")
-    done = subprocess.run([sys.executable, "-c", probe], cwd=out, capture_output=True, text=True)
-    assert done.stdout.splitlines()[-2:] == ["exit 1", repr(list(_STAGES))]
+    assert generate_in_a_new_process(out, "--check")[-2:] == ["exit 1", repr(list(_STAGES))]
 
 
 def test_an_unchanged_lock_is_not_read_back_and_a_changed_one_is_compared(
@@ -609,24 +614,10 @@ def test_a_plain_generate_of_an_unchanged_output_is_quick_and_still_scaffolds(
     (project / "spec.yaml").write_text(PETSTORE.read_text(encoding="utf-8"), encoding="utf-8")
     _config_run(project, CONFIG)
     before = tree_digest(project)
-    probe = (
-        "import sys\n"
-        "from mcpmint.cli import app\n"
-        "try:\n"
-        "    app(['generate'])\n"
-        "except SystemExit as exit:\n"
-        "    print('exit', exit.code)\n"
-        f"print([m for m in {_STAGES!r} if m in sys.modules])"
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", probe], cwd=project, capture_output=True, text=True, check=True
-    )
-    assert done.stdout.splitlines() == [".: up to date (inputs unchanged)", "exit 0", "[]"]
+    lines = generate_in_a_new_process(project)
+    assert lines == [".: up to date (inputs unchanged)", "exit 0", "[]"]
     (project / "README.md").unlink()
-    done = subprocess.run(
-        [sys.executable, "-c", probe], cwd=project, capture_output=True, text=True, check=True
-    )
-    lines = done.stdout.splitlines()
+    lines = generate_in_a_new_process(project)
     assert lines[-3].startswith(".: 0 written, 1 scaffolded, 0 removed"), lines
     assert lines[-1] == repr(list(_STAGES))
     assert tree_digest(project) == before

@@ -228,7 +228,6 @@ def generate_command(
         )
         # The quick check (quickcheck.py): when nothing changed, a run would write nothing.
         quick = _unchecked_input(spec, namespace, root)
-        asked = quick is not None
         if quick is not None and _up_to_date(quick, options):
             out = output or (quick.folder if isinstance(quick, Config) else None)
             typer.echo(f"{out}: up to date (inputs unchanged)")
@@ -236,7 +235,7 @@ def generate_command(
         source = _input(spec, sink, namespace, root)
         from .pipeline import generate
 
-        report = generate(source, options, sink, quick_checked=asked)
+        report = generate(source, options, sink, quick_checked=quick is not None)
         out = report.output
         if report.quick:  # the quick check answered there (this one could not read the input)
             typer.echo(f"{out}: up to date (inputs unchanged)")

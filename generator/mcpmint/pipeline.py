@@ -100,20 +100,19 @@ def build_quickly(
     what the old one's build made); the tools built are added to its `used`."""
     deferred: list[PendingFindings] = []
     cache = StageCache(source.folder / CACHE_DIR if isinstance(source, Config) else None)
+    config = source if isinstance(source, Config) else None
+    spec = source.source.spec if isinstance(source, Config) else source
     with second_process(), reusing_tools(memo if memo is not None else _memo(cache, "tools")):
         try:
-            if isinstance(source, Config):
-                spec = source.source.spec
-                return build_with_inputs(
-                    spec,
-                    sink,
-                    config=source,
-                    allow_partial=allow_partial,
-                    cache=cache,
-                    deferred=deferred,
-                )[0]
             return build_with_inputs(
-                source, sink, namespace, root, allow_partial=allow_partial, deferred=deferred
+                spec,
+                sink,
+                namespace,
+                root,
+                config=config,
+                allow_partial=allow_partial,
+                cache=cache,
+                deferred=deferred,
             )[0]
         finally:  # also on Aborted: the validation warnings belong with the errors
             _join(deferred)
