@@ -293,7 +293,7 @@ def _corpus_document(entry_file: str) -> tuple[Any, SpecVersion]:
     root = CORPUS / entry_file.split("/")[0] if "/" in entry_file else None
     document = load_document(CORPUS / entry_file, DiagnosticSink(), root=root)
     assert document is not None
-    version = validate._detect_version(document, DiagnosticSink())
+    version = validate.detect_version(document, DiagnosticSink())
     assert version is not None
     return document, version
 

@@ -31,7 +31,7 @@ def load(folder: Path, document: dict[str, Any], name: str = "spec.json") -> Any
 
 
 def version_of(document: Any) -> validate.SpecVersion:
-    version = validate._detect_version(document, DiagnosticSink())
+    version = validate.detect_version(document, DiagnosticSink())
     assert version is not None
     return version
 

@@ -94,10 +94,11 @@ class StageCache:
         self._used[name] = value
         self._fresh.add(name)
 
-    def save(self) -> None:
+    def save(self, *, prune: bool = True) -> None:
         """Write this run's entries and drop all but the `KEEP` most recent others per
-        stage. Failures are ignored: a cache that cannot be written only makes the next run
-        slower."""
+        stage (none with `prune` False: a patched run, patch.py, uses none of the entries
+        the next whole run will need). Failures are ignored: a cache that cannot be written
+        only makes the next run slower."""
         if self.folder is None or not self._used:
             return
         # Like generated files (write.py, G8), never written through a link: it could point
@@ -114,6 +115,8 @@ class StageCache:
                     _write_atomic(self.folder / name, name, self._used[name])
                 else:  # a hit: now the most recently used
                     os.utime(self.folder / name)
+            if not prune:
+                return
             others: dict[str, list[tuple[float, Path]]] = {}
             for entry in self.folder.glob(f"*{_SUFFIX}"):
                 if entry.name not in self._used:

@@ -268,9 +268,12 @@ def generate_command(
                 raise typer.Exit(EXIT_STALE)
             typer.echo(f"{out}: up to date")
             return
+        patched = ""
+        if report.patched is not None:  # patch.py: the other tools' files were patched
+            patched = f" (patched: {len(report.patched)} tools built again, the others kept)"
         typer.echo(
             f"{out}: {len(report.written)} written, {len(report.scaffolded)} scaffolded, "
-            f"{len(report.removed)} removed, {len(report.unchanged)} unchanged"
+            f"{len(report.removed)} removed, {len(report.unchanged)} unchanged{patched}"
         )
 
     _guard(run)

@@ -16,6 +16,7 @@ The estimate is `mcpmint tools`'s (toolmodes.estimate_tokens: about four bytes a
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from functools import partial
 
 from . import ir
@@ -24,7 +25,15 @@ from .render import tool_definition
 from .toolmemo import made_once
 from .toolmodes import estimate_tokens
 
-__all__ = ["LARGE_TOKENS", "every_tool_tokens", "is_large", "result_models_for", "warn_if_large"]
+__all__ = [
+    "LARGE_TOKENS",
+    "definition_sizes",
+    "every_tool_tokens",
+    "is_large",
+    "result_models_for",
+    "tokens_of",
+    "warn_if_large",
+]
 
 LARGE_TOKENS = 100_000  # estimated tokens of an all-mode tools/list called large
 
@@ -32,7 +41,18 @@ LARGE_TOKENS = 100_000  # estimated tokens of an all-mode tools/list called larg
 def every_tool_tokens(server: ir.Server) -> int:
     """Estimated tokens of a `tools/list` listing every tool (all mode), whatever the mode:
     `estimate_tokens` of every definition, from each one's own size (kept in the tool memo)."""
-    sizes = [made_once("listed-bytes", tool, partial(_bytes, tool)) for tool in server.tools]
+    return tokens_of(definition_sizes(server).values())
+
+
+def definition_sizes(server: ir.Server) -> dict[str, int]:
+    """The size of each tool's `tools/list` definition in bytes, by tool name."""
+    return {
+        tool.name: made_once("listed-bytes", tool, partial(_bytes, tool)) for tool in server.tools
+    }
+
+
+def tokens_of(sizes: Collection[int]) -> int:
+    """`every_tool_tokens` from the definitions' sizes."""
     # `{"tools":[` + the definitions, a comma between each two + `]}`
     return (len('{"tools":[]}') + sum(sizes) + max(len(sizes) - 1, 0)) // 4
 
@@ -52,7 +72,7 @@ def result_models_for(policy: str, tokens: int) -> bool:
 
 
 def warn_if_large(
-    server: ir.Server,
+    count: int,
     tokens: int | None,
     location: str,
     sink: DiagnosticSink,
@@ -60,9 +80,9 @@ def warn_if_large(
     budget: bool,
     from_spec: bool,
 ) -> None:
-    """A warning at `location` when an all-mode `tools/list` of `tokens` is large and no
-    token budget was set (`budget`). `from_spec`: a run from a spec, whose new mcpmint.yaml
-    offers dynamic mode; the warning says so."""
+    """A warning at `location` when an all-mode `tools/list` of `count` tools and `tokens`
+    is large and no token budget was set (`budget`). `from_spec`: a run from a spec, whose
+    new mcpmint.yaml offers dynamic mode; the warning says so."""
     if tokens is None or not is_large(tokens) or budget:
         return
     what = (
@@ -72,7 +92,7 @@ def warn_if_large(
     )
     sink.warning(
         location,
-        f"tools/list lists all {len(server.tools)} tools, ~{tokens} estimated tokens: more "
+        f"tools/list lists all {count} tools, ~{tokens} estimated tokens: more "
         f"than a model's context can spare (large above {LARGE_TOKENS}){what}",
         "set `tools: {mode: dynamic}` in mcpmint.yaml (tools/list then shows 3 tools that "
         "search, describe and call the others), or choose `groups` mode, or set "

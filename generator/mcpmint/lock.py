@@ -144,18 +144,34 @@ def server_summary(server: ir.Server) -> dict[str, Any]:
 
 def lock_document(server: ir.Server) -> dict[str, Any]:
     """The lock of `server`'s tool surface."""
+    return lock_parts(server)[0]
+
+
+def lock_parts(server: ir.Server) -> tuple[dict[str, Any], dict[str, str]]:
+    """The lock of `server`'s tool surface, and each tool summary's canonical text, by tool
+    name: what the lock's `hash` is taken over (`summaries_digest`), kept by a run so that
+    the next one can patch one tool's summary without reading every other (patch.py)."""
     entries = {entry["name"]: entry for entry in catalog(server)["tools"]}
     tools = {tool.name: tool_summary(tool, entries[tool.name]) for tool in server.tools}
+    texts = {name: canonical(summary) for name, summary in tools.items()}
     document = {
         "format": LOCK_FORMAT,
         "generator": "mcpmint",
         "tools": tools,
-        "hash": digest(tools),
+        "hash": summaries_digest(texts),
     }
     summary = server_summary(server)
     if summary:
         document["server"] = summary
-    return document
+    return document, texts
+
+
+def summaries_digest(texts: Mapping[str, str]) -> str:
+    """`digest(tools)` of the lock's tool summaries, from each one's canonical text (`texts`,
+    by tool name): the canonical text of an object is its keys in order, each with its
+    value's canonical text, so the bytes hashed are the same."""
+    body = ",".join(f"{canonical(name)}:{texts[name]}" for name in sorted(texts))
+    return hashlib.sha256(("{" + body + "}").encode("utf-8")).hexdigest()
 
 
 def lock_text(server: ir.Server) -> str:

@@ -793,6 +793,17 @@ def _class_name(prefix: str, name: str) -> str:
     return f"{prefix}{stem}" if stem[0].isalpha() else f"{prefix}M{stem}"
 
 
+def structure(schema: Any) -> Any:
+    """What of a tool's schema its typed models are made from (`_combined_schema`): the
+    structural keywords of the root and of each of its `$defs`; descriptions, examples and
+    bounds are not. Two schemas with the same structure make the same classes."""
+    if not isinstance(schema, Mapping):
+        return schema
+    defs = schema.get("$defs")
+    local = {n: _structural(s, {}) for n, s in defs.items()} if isinstance(defs, Mapping) else defs
+    return [_structural({k: v for k, v in schema.items() if k != "$defs"}, {}), local]
+
+
 def _structural(node: Any, renames: Mapping[str, str]) -> Any:
     if isinstance(node, list):
         return [_structural(item, renames) for item in node]

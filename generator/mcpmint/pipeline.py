@@ -31,11 +31,15 @@ from .lock import (
     changes_since,
     dump,
     has_breaking,
-    lock_document,
+    lock_parts,
 )
 from .models import PendingModels
 from .models import warm_up as warm_up_models
 from .openapi_resources import add_resource_templates
+from .patch import STAGE as PATCH_STAGE
+from .patch import patched
+from .patch import record as patch_record
+from .patch import record_key as patch_key
 
 # `GenerateOptions` and `up_to_date` are this module's API too (imported from here).
 from .quickcheck import GenerateOptions as GenerateOptions
@@ -175,20 +179,25 @@ def build_with_inputs(
         )
         _stop_on_errors(sink)
     if config is not None:
-        identity = config.server
-        server = replace(
-            server,
-            distribution=identity.name or server.distribution,
-            package=identity.package or server.package,
-            version=identity.version or server.version,
-            instructions=(identity.instructions or "").strip() or server.instructions,
-            settings=config.settings,
-        )
-        server = apply_tools_options(server, document.data, config.tools, sink)
-        _stop_on_errors(sink)
-        if config.strict_schemas:
-            server = strict_server(server)
+        server = configured(server, document.data, config, sink)
     return server, files
+
+
+def configured(server: ir.Server, data: Any, config: Config, sink: DiagnosticSink) -> ir.Server:
+    """What `mcpmint.yaml` adds to the server built from its spec (whose data is `data`): the
+    server's identity, the tool modes and `response_format`, strict schemas."""
+    identity = config.server
+    server = replace(
+        server,
+        distribution=identity.name or server.distribution,
+        package=identity.package or server.package,
+        version=identity.version or server.version,
+        instructions=(identity.instructions or "").strip() or server.instructions,
+        settings=config.settings,
+    )
+    server = apply_tools_options(server, data, config.tools, sink)
+    _stop_on_errors(sink)
+    return strict_server(server) if config.strict_schemas else server
 
 
 def _build_source(
@@ -256,7 +265,7 @@ def render_server(
     try:
         cases = build_cases(server, sink)
         if not sink.has_errors:
-            lock = lock_document(server)
+            lock, summaries = lock_parts(server)
             lock_file = dump(lock)
             tree = render(RenderInputs(server=server, models="", cases=cases, spec_file=spec_file))
     finally:
@@ -271,7 +280,10 @@ def render_server(
             spec_file, server.namespace, root_file, dynamic=large
         )
     return FileTree(
-        generated={**tree.generated, LOCK_FILE: lock_file}, scaffold=scaffold, lock=lock
+        generated={**tree.generated, LOCK_FILE: lock_file},
+        scaffold=scaffold,
+        lock=lock,
+        lock_summaries=summaries,
     )
 
 
@@ -346,8 +358,8 @@ def generate(
                 report = _generate(spec, config, options, sink, cache, deferred)
         finally:  # also on Aborted: the validation warnings belong with the errors
             _join(deferred)
-    if not options.check and not report.blocked and not sink.has_errors:
-        cache.save()
+    if _written(report, options, sink):
+        cache.save(prune=report.patched is None)
     return report
 
 
@@ -378,17 +390,19 @@ def _generate(
     cache: StageCache,
     deferred: list[PendingFindings],
 ) -> WriteReport:
+    # A spec changed in some operations only: the previous run's files, patched (patch.py).
+    report = patched(spec, options, sink, cache, deferred)
+    if report is not None:
+        return report
     # Tools whose inputs did not change are the previous run's (toolmemo.py), and so is
     # what later stages make from each of them alone: a run builds only what changed.
     memo = _memo(cache, "tools")
     with reusing_tools(memo):
-        server, files, spec_path, output, config_file = _build(
-            spec, config, options, sink, cache, deferred
-        )
+        server, files, spec_path, output = _build(spec, config, options, sink, cache, deferred)
         if cache.folder is None:
             cache.folder = output / CACHE_DIR
         report = _render_and_write(
-            server, files, spec_path, output, config_file, config, options, sink, cache, deferred
+            server, files, spec_path, output, config, options, sink, cache, deferred
         )
     if memo.missed or memo.used.keys() != memo.previous.keys():
         cache.put("tools", cache_key("tools", "memo"), memo.used)
@@ -415,10 +429,9 @@ def _build(
     sink: DiagnosticSink,
     cache: StageCache,
     deferred: list[PendingFindings],
-) -> tuple[ir.Server, tuple[Path, ...], Path, Path, str | None]:
-    """Load, validate and build: the server, the files read, the spec, the output folder and
-    the project config's path relative to it."""
-    config_file: str | None = None
+) -> tuple[ir.Server, tuple[Path, ...], Path, Path]:
+    """Load, validate and build: the server, the files read, the spec and the output
+    folder."""
     if config is not None:
         spec_path = config.source.spec
         server, files = build_with_inputs(
@@ -430,7 +443,6 @@ def _build(
             deferred=deferred,
         )
         output = options.output or config.folder
-        config_file = relative(config.path, output)
         files = (*files, config.path)
     else:
         assert isinstance(spec, Path)
@@ -445,8 +457,7 @@ def _build(
             deferred=deferred,
         )
         output = options.output or Path(server.distribution)
-        config_file = None
-    return server, files, spec_path, output, config_file
+    return server, files, spec_path, output
 
 
 def _render_and_write(
@@ -454,7 +465,6 @@ def _render_and_write(
     files: tuple[Path, ...],
     spec_path: Path,
     output: Path,
-    config_file: str | None,
     config: Config | None,
     options: GenerateOptions,
     sink: DiagnosticSink,
@@ -474,7 +484,7 @@ def _render_and_write(
     all_mode = (server.tool_modes or {}).get("mode", "all") == "all"
     tokens = every_tool if all_mode and not budget else None  # a budget: check_budget measured
     where = (config.path if config else spec_path).as_posix()
-    warn_if_large(server, tokens, where, sink, budget=budget, from_spec=config is None)
+    warn_if_large(len(server.tools), tokens, where, sink, budget=budget, from_spec=config is None)
     large = tokens is not None and is_large(tokens)
     every_result = result_models_for(config.result_models if config else "auto", every_tool)
     tree = render_server(
@@ -488,22 +498,51 @@ def _render_and_write(
         every_result=every_result,
         cache=cache,
     )
+    report, inputs = write_outputs(tree, files, spec_path, output, config, options, sink, deferred)
+    if tree.lock_summaries is not None and _written(report, options, sink):
+        # What the next run needs to patch this one's outputs per tool (patch.py).
+        record = patch_record(server, tree.lock_summaries)
+        cache.put(PATCH_STAGE, patch_key(inputs["fingerprint"]), record)
+    return report
+
+
+def _written(report: WriteReport, options: GenerateOptions, sink: DiagnosticSink) -> bool:
+    """A run that wrote its whole tree (or found it up to date)."""
+    return not options.check and not report.blocked and not sink.has_errors
+
+
+def write_outputs(
+    tree: FileTree,
+    files: tuple[Path, ...],
+    spec_path: Path,
+    output: Path,
+    config: Config | None,
+    options: GenerateOptions,
+    sink: DiagnosticSink,
+    deferred: list[PendingFindings],
+) -> tuple[WriteReport, dict[str, Any]]:
+    """The end of a run, once its files are made (`tree`; also a patched run's, patch.py):
+    the validation joined, the lock compared with the previous one (breaking changes stop the
+    run unless accepted), the inputs recorded and the files written. The report, and the
+    inputs record the manifest holds."""
+    spec_file = relative(spec_path, output)
+    config_file = relative(config.path, output) if config is not None else None
     _join(deferred)  # its errors stop the run before anything is written
     _stop_on_errors(sink)
     if config is None:
         _warn_unused_config(output, tree, sink)
     assert tree.lock is not None  # render_server keeps the document the lock was written from
     changes = lock_changes(output, sink, tree.generated[LOCK_FILE], tree.lock)
-    if has_breaking(changes) and not options.accept_breaking and not options.check:
-        report = WriteReport(lock_changes=changes, blocked=True)
-        report.output = output
-        return report
     inputs = inputs_fingerprint(
         spec_file,
         {relative(path, output): file_sha256(path) for path in files},
         run_options(options, config_file),
         generator_identity(),
     )
+    if has_breaking(changes) and not options.accept_breaking and not options.check:
+        report = WriteReport(lock_changes=changes, blocked=True)
+        report.output = output
+        return report, inputs
     scaffolded_config = tree.scaffold.get(CONFIG_NAMES[0])
     if config is None and scaffolded_config is not None:
         config_run = run_options(options, CONFIG_NAMES[0])
@@ -517,4 +556,4 @@ def _render_and_write(
     )
     report.output = output
     report.lock_changes = changes
-    return report
+    return report, inputs

@@ -44,6 +44,8 @@ class FileTree:
     # The document tools.lock.json was written from, when the tree has one: comparing it
     # with the previous lock needs no second reading of 15 MB of text (GitHub).
     lock: Mapping[str, Any] | None = None
+    # Each tool summary's canonical text in that lock (lock.lock_parts), by tool name.
+    lock_summaries: Mapping[str, str] | None = None
 
 
 @dataclass(frozen=True)
@@ -85,6 +87,14 @@ def dump_json(data: Any) -> str:
     return pretty(data) + "\n"  # json.dumps(indent=2, sort_keys=True), 10x faster
 
 
+REFERENCE = "REFERENCE.md"
+
+
+def tools_path(server: ir.Server) -> str:
+    """Where the tool catalogue (`tools.json`) goes in the package."""
+    return f"src/{_identifier(server.package)}/_generated/tools.json"
+
+
 def models_path(server: ir.Server) -> str:
     """Where the typed models module goes in the tree."""
     return f"src/{_identifier(server.package)}/_generated/models.py"
@@ -99,11 +109,66 @@ def render(inputs: RenderInputs) -> FileTree:
     server = inputs.server
     env = _environment()
     package = _identifier(server.package)
-    context: dict[str, Any] = {
+    context = _context(inputs)
+
+    def template(name: str) -> str:
+        return env.get_template(name).render(context)
+
+    src = f"src/{package}"
+    generated: dict[str, str] = {
+        f"{src}/__init__.py": template("__init__.py.jinja"),
+        f"{src}/__main__.py": template("__main__.py.jinja"),
+        f"{src}/server.py": template("server.py.jinja"),
+        f"{src}/py.typed": "",
+        f"{src}/_generated/__init__.py": template("generated_init.py.jinja"),
+        tools_path(server): dump_json(catalog(server)),
+        models_path(server): models_file(inputs.models),
+        "tests/__init__.py": "",
+        "tests/test_generated.py": template("test_generated.py.jinja"),
+        "tests/generated_cases.json": dump_json(inputs.cases),
+        REFERENCE: template(REFERENCE + ".jinja"),
+    }
+    for path in sorted(runtime_dir().glob("*.py")):
+        generated[f"{src}/_runtime/{path.name}"] = path.read_text(encoding="utf-8")
+    scaffold = {
+        "pyproject.toml": template("pyproject.toml.jinja"),
+        "README.md": template("README.md.jinja"),
+        ".gitignore": template("gitignore.jinja"),
+        ".pre-commit-config.yaml": template("pre-commit-config.yaml.jinja"),
+        "tests/test_custom.py": template("test_custom.py.jinja"),
+        f"{src}/hooks.py": template("hooks.py.jinja"),
+        f"{src}/auth.py": template("auth.py.jinja"),  # per-caller upstream credentials
+    }
+    if context["handlers"] or context["readers"]:  # hooks.py is never rewritten: new stubs
+        generated[f"{src}/_generated/handler_stubs.py"] = template("handler_stubs.py.jinja")
+    return FileTree(generated=generated, scaffold=scaffold)
+
+
+def reference_rows(inputs: RenderInputs) -> dict[str, str]:
+    """Each tool's row of the tools table in `REFERENCE.md`, by tool name, as `render` writes
+    it (a regeneration that patches one tool's row: patch.py)."""
+    text = _environment().get_template(REFERENCE + ".jinja").render(_context(inputs))
+    rows = {}
+    for tool in inputs.server.tools:
+        start = text.index(reference_row_start(tool.name)) + 1
+        rows[tool.name] = text[start : text.index("\n", start) + 1]
+    return rows
+
+
+def reference_row_start(name: str) -> str:
+    """How a tool's row in `REFERENCE.md` begins, with the newline before it (tool names
+    hold no backtick or pipe: naming.py)."""
+    return f"\n| `{name}` |"
+
+
+def _context(inputs: RenderInputs) -> dict[str, Any]:
+    """What the templates print, for `inputs`."""
+    server = inputs.server
+    return {
         "header": PYTHON_HEADER,
         "header_text": GENERATED_HEADER_TEXT,
         "distribution": server.distribution,
-        "package": package,
+        "package": _identifier(server.package),
         "namespace": server.namespace,
         "env_prefix": server.env_prefix,
         "tools_allow_variable": tools_allow_variable(server.env_prefix),
@@ -121,38 +186,6 @@ def render(inputs: RenderInputs) -> FileTree:
             if r.request is None
         ],
     }
-
-    def template(name: str) -> str:
-        return env.get_template(name).render(context)
-
-    src = f"src/{package}"
-    generated: dict[str, str] = {
-        f"{src}/__init__.py": template("__init__.py.jinja"),
-        f"{src}/__main__.py": template("__main__.py.jinja"),
-        f"{src}/server.py": template("server.py.jinja"),
-        f"{src}/py.typed": "",
-        f"{src}/_generated/__init__.py": template("generated_init.py.jinja"),
-        f"{src}/_generated/tools.json": dump_json(catalog(server)),
-        models_path(server): models_file(inputs.models),
-        "tests/__init__.py": "",
-        "tests/test_generated.py": template("test_generated.py.jinja"),
-        "tests/generated_cases.json": dump_json(inputs.cases),
-        "REFERENCE.md": template("REFERENCE.md.jinja"),
-    }
-    for path in sorted(runtime_dir().glob("*.py")):
-        generated[f"{src}/_runtime/{path.name}"] = path.read_text(encoding="utf-8")
-    scaffold = {
-        "pyproject.toml": template("pyproject.toml.jinja"),
-        "README.md": template("README.md.jinja"),
-        ".gitignore": template("gitignore.jinja"),
-        ".pre-commit-config.yaml": template("pre-commit-config.yaml.jinja"),
-        "tests/test_custom.py": template("test_custom.py.jinja"),
-        f"{src}/hooks.py": template("hooks.py.jinja"),
-        f"{src}/auth.py": template("auth.py.jinja"),  # per-caller upstream credentials
-    }
-    if context["handlers"] or context["readers"]:  # hooks.py is never rewritten: new stubs
-        generated[f"{src}/_generated/handler_stubs.py"] = template("handler_stubs.py.jinja")
-    return FileTree(generated=generated, scaffold=scaffold)
 
 
 def handler_stubs(server: ir.Server) -> list[dict[str, str]]:

@@ -77,14 +77,14 @@ def validate_document(
     Returns:
         The version, or None if the document is not a supported OpenAPI/Swagger document.
     """
-    version = _detect_version(doc, sink)
+    version = detect_version(doc, sink)
     if version is None:
         return None
     key = _findings_key(doc, version)
     stored = cache.get("validate", key) if cache is not None else None
     # The shape of the last document validated without findings (validateparts.py), read
     # even on a hit so that the cache keeps it.
-    previous = cache.get(SHAPE_STAGE, _shape_key(doc, version)) if cache is not None else None
+    previous = cache.get(SHAPE_STAGE, shape_key(doc, version)) if cache is not None else None
     found = _decode(stored)
     if found is not None:
         sink.extend(found)
@@ -155,7 +155,7 @@ class PendingFindings:
         if self.cache is not None:
             self.cache.put("validate", self.key, _encode(found))
             if shape is not None:
-                self.cache.put(SHAPE_STAGE, _shape_key(self.doc, self.version), shape)
+                self.cache.put(SHAPE_STAGE, shape_key(self.doc, self.version), shape)
 
 
 def _findings_key(doc: RawDocument, version: SpecVersion) -> str:
@@ -170,7 +170,7 @@ def _findings_key(doc: RawDocument, version: SpecVersion) -> str:
     return cache_key("validate", inputs, *_VALIDATOR_LIBRARIES)
 
 
-def _shape_key(doc: RawDocument, version: SpecVersion) -> str:
+def shape_key(doc: RawDocument, version: SpecVersion) -> str:
     """One entry per entry file and version: the last clean document's shape replaces the
     one before."""
     inputs = {"entry": doc.path.as_posix(), "root": doc.root.as_posix(), "version": version.text}
@@ -196,7 +196,7 @@ def _decode(stored: Any) -> list[Diagnostic] | None:
     return found
 
 
-def _detect_version(doc: RawDocument, sink: DiagnosticSink) -> SpecVersion | None:
+def detect_version(doc: RawDocument, sink: DiagnosticSink) -> SpecVersion | None:
     data: Any = doc.data
     if not isinstance(data, dict):
         sink.error(doc.locate("#"), "the top level is not a mapping", _NOT_OPENAPI_HINT)

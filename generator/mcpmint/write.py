@@ -42,6 +42,8 @@ class WriteReport:
     lock_changes: list[Change] = field(default_factory=list)  # against the previous lock
     blocked: bool = False  # breaking changes without acceptance: nothing was written
     quick: bool = False  # `check` answered from the inputs fingerprint alone
+    # A run that patched the previous run's files (patch.py): the tools it built again.
+    patched: list[str] | None = None
 
     @property
     def changed(self) -> bool:

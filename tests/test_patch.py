@@ -1,0 +1,306 @@
+"""A regeneration that patches the previous run's files per tool (patch.py, issue #8).
+
+The whole pipeline is the judge: every patched run is compared byte for byte with a cold run
+of the same spec in a fresh folder, and every edit a patch cannot make must fall back to the
+pipeline (and give the cold run's bytes too).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from mcpmint import patch
+from mcpmint.cache import CACHE_DIR
+from mcpmint.config import load_config
+from mcpmint.diagnostics import DiagnosticSink
+from mcpmint.lock import digest, lock_parts
+from mcpmint.pipeline import GenerateOptions, build, generate
+from mcpmint.write import WriteReport
+
+from .support import REPO
+from .test_fast_generation import tree_digest
+
+PETSTORE = REPO / "specs" / "petstore-plus.yaml"
+CORPUS = REPO.parent / "shared" / "corpus"
+# Reference cycles (the `$defs` names of a tool depend on every cycle of the document), a
+# path-level parameter, several operations per path item.
+ASANA = CORPUS / "asana.yaml"
+
+Edit = Callable[[dict[str, Any]], None]
+
+
+def load(spec: Path) -> dict[str, Any]:
+    text = spec.read_text(encoding="utf-8")
+    data = json.loads(text) if spec.suffix == ".json" else yaml.safe_load(text)
+    assert isinstance(data, dict)
+    return data
+
+
+def generated(spec: Path, out: Path) -> tuple[WriteReport, DiagnosticSink]:
+    sink = DiagnosticSink()
+    # Breaking changes accepted: these tests are about the bytes (a new operation id renames
+    # a tool, which a run without it refuses to write).
+    report = generate(spec, GenerateOptions(output=out, accept_breaking=True), sink)
+    assert not sink.has_errors, [d.render() for d in sink.errors]
+    assert not report.blocked
+    return report, sink
+
+
+def write(folder: Path, data: dict[str, Any], indent: int = 2) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    spec = folder / "spec.json"
+    spec.write_text(json.dumps(data, indent=indent), encoding="utf-8")
+    return spec
+
+
+def cold(data: dict[str, Any], folder: Path, indent: int = 2) -> dict[str, str]:
+    spec = write(folder, data, indent)
+    generated(spec, folder / "out")
+    return tree_digest(folder / "out")
+
+
+def operation(data: dict[str, Any], index: int = 0) -> dict[str, Any]:
+    """The `index`-th operation of the document."""
+    found = [
+        op
+        for item in data["paths"].values()
+        for method, op in item.items()
+        if method in ("get", "put", "post", "delete", "patch")
+    ]
+    return found[index]
+
+
+def _describe(data: dict[str, Any]) -> None:
+    op = operation(data, 1)
+    op["description"] = (op.get("description") or "") + " Edited: now with more words."
+
+
+def _summarise(data: dict[str, Any]) -> None:
+    operation(data, 2)["summary"] = "A new summary, and a new title"
+
+
+def _describe_parameter(data: dict[str, Any]) -> None:
+    for op in (operation(data, i) for i in range(5)):
+        for parameter in op.get("parameters", []):
+            if "$ref" not in parameter:
+                parameter["description"] = "A parameter, described anew."
+                return
+    raise AssertionError("no inline parameter in the first operations")
+
+
+def _deprecate(data: dict[str, Any]) -> None:
+    operation(data, 0)["deprecated"] = True
+
+
+def _add_parameter(data: dict[str, Any]) -> None:
+    op = operation(data, 1)
+    parameter = {"name": "mcpmint_extra", "in": "query", "schema": {"type": "string"}}
+    op["parameters"] = [*op.get("parameters", []), parameter]
+
+
+def _rename_operation(data: dict[str, Any]) -> None:
+    operation(data, 1)["operationId"] = "somethingElseEntirely"
+
+
+def _add_path(data: dict[str, Any]) -> None:
+    data["paths"]["/mcpmint-new"] = {"get": {"operationId": "mcpmintNew", "responses": {}}}
+
+
+def _change_component(data: dict[str, Any]) -> None:
+    schemas = data["components"]["schemas"]
+    first = schemas[next(iter(schemas))]
+    first["description"] = "A component, described anew."
+
+
+def _nothing(data: dict[str, Any]) -> None:
+    """The same document (written with another indent: the spec file's hash changes)."""
+
+
+# label -> (edit, patched): the edits a patch makes, and those it leaves to the pipeline.
+EDITS: dict[str, tuple[Edit, bool]] = {
+    "description": (_describe, True),
+    "summary": (_summarise, True),
+    "parameter description": (_describe_parameter, True),
+    "deprecated": (_deprecate, True),
+    "same data": (_nothing, True),
+    "new parameter (typed models change)": (_add_parameter, False),
+    "new operation id (names may change)": (_rename_operation, False),
+    "new path": (_add_path, False),
+    "component": (_change_component, False),
+}
+
+
+@pytest.mark.parametrize("spec", [PETSTORE, ASANA], ids=["petstore-plus", "asana"])
+@pytest.mark.parametrize("label", EDITS)
+def test_a_regeneration_is_patched_only_where_it_gives_the_bytes_of_a_cold_run(
+    tmp_path: Path, spec: Path, label: str
+) -> None:
+    edit, patched = EDITS[label]
+    original = load(spec)
+    changed = copy.deepcopy(original)
+    edit(changed)
+    indent = 3 if edit is _nothing else 2
+    expected = cold(changed, tmp_path / "cold", indent)
+
+    work = write(tmp_path / "work", original)
+    generated(work, tmp_path / "work" / "out")
+    write(tmp_path / "work", changed, indent)
+    report, _ = generated(work, tmp_path / "work" / "out")
+    assert (report.patched is not None) == patched, report.patched
+    assert tree_digest(tmp_path / "work" / "out") == expected
+
+
+def test_patched_runs_in_a_row_each_give_a_cold_runs_bytes_and_keep_the_cache(
+    tmp_path: Path,
+) -> None:
+    data = load(ASANA)
+    spec = write(tmp_path / "work", data)
+    out = tmp_path / "work" / "out"
+    generated(spec, out)
+    entries = {p.name for p in (out / CACHE_DIR).glob("*.json")}
+    for round_ in range(4):
+        operation(data, round_)["description"] = f"Round {round_}."
+        write(tmp_path / "work", data)
+        report, _ = generated(spec, out)
+        assert report.patched is not None
+        assert tree_digest(out) == cold(data, tmp_path / f"cold-{round_}")
+    # The whole run's entries (tools, typed models, formatter) are kept for the next one
+    # the patch cannot make: a patched run uses none of them.
+    kept = {p.name for p in (out / CACHE_DIR).glob("*.json")}
+    assert {e for e in entries if not e.startswith(("validate", "patch"))} <= kept
+
+
+def _wrong_example(data: dict[str, Any]) -> None:
+    """An example that does not fit its schema (warned about, left out), and a description
+    edit (a change to review in the lock)."""
+    _describe(data)
+    for item in data["paths"].values():
+        for op in item.values():
+            for parameter in op.get("parameters", []) if isinstance(op, dict) else []:
+                if "$ref" not in parameter and "enum" in parameter["schema"]:
+                    parameter["example"] = "mcpmint-none-of-the-options"
+                    return
+    raise AssertionError("no inline parameter with an enum")
+
+
+def test_a_patched_run_reports_the_changes_and_warnings_a_whole_run_does(
+    tmp_path: Path,
+) -> None:
+    data = load(PETSTORE)
+    spec = write(tmp_path / "patched", data)
+    generated(spec, tmp_path / "patched" / "out")
+    shutil.copytree(tmp_path / "patched", tmp_path / "whole")
+    for entry in (tmp_path / "whole" / "out" / CACHE_DIR).glob(f"{patch.STAGE}-*.json"):
+        entry.unlink()  # no record: the whole pipeline runs
+    _wrong_example(data)
+    reports = {}
+    for folder in ("patched", "whole"):
+        write(tmp_path / folder, data)
+        reports[folder] = generated(tmp_path / folder / "spec.json", tmp_path / folder / "out")
+    (patched, patched_sink), (whole, whole_sink) = reports["patched"], reports["whole"]
+    assert patched.patched is not None and whole.patched is None
+    assert patched.lock_changes == whole.lock_changes != []
+    assert tree_digest(tmp_path / "patched" / "out") == tree_digest(tmp_path / "whole" / "out")
+    # The changed operation's warning, as the whole run words it; the other operations'
+    # warnings were printed by the runs that made them.
+    shown = [d.render().replace("/patched/", "/") for d in patched_sink]
+    every = [d.render().replace("/whole/", "/") for d in whole_sink]
+    assert any("example does not match" in line for line in shown)
+    assert set(shown) <= set(every)
+
+
+def test_a_hand_edited_generated_file_is_refused_as_a_whole_run_refuses_it(
+    tmp_path: Path,
+) -> None:
+    data = load(PETSTORE)
+    spec = write(tmp_path, data)
+    out = tmp_path / "out"
+    generated(spec, out)
+    reference = out / "REFERENCE.md"
+    reference.write_text(reference.read_text(encoding="utf-8") + "\nmine\n", encoding="utf-8")
+    _describe(data)
+    write(tmp_path, data)
+    sink = DiagnosticSink()
+    report = generate(spec, GenerateOptions(output=out), sink)
+    assert report.patched is None
+    assert report.refused == ["REFERENCE.md"]
+    assert reference.read_text(encoding="utf-8").endswith("\nmine\n")
+
+
+def test_a_deleted_scaffolded_file_is_written_back_by_the_pipeline(tmp_path: Path) -> None:
+    data = load(PETSTORE)
+    spec = write(tmp_path / "work", data)
+    out = tmp_path / "work" / "out"
+    generated(spec, out)
+    (out / "README.md").unlink()
+    _describe(data)
+    write(tmp_path / "work", data)
+    report, _ = generated(spec, out)
+    assert report.patched is None and report.scaffolded == ["README.md"]
+    assert tree_digest(out) == cold(data, tmp_path / "cold")
+
+
+def test_without_the_previous_runs_record_the_pipeline_runs(tmp_path: Path) -> None:
+    data = load(PETSTORE)
+    spec = write(tmp_path / "work", data)
+    out = tmp_path / "work" / "out"
+    generated(spec, out)
+    for entry in (out / CACHE_DIR).glob(f"{patch.STAGE}-*.json"):
+        entry.unlink()
+    _describe(data)
+    write(tmp_path / "work", data)
+    report, _ = generated(spec, out)
+    assert report.patched is None
+    assert tree_digest(out) == cold(data, tmp_path / "cold")
+
+
+CONFIGS = {
+    "plain": ("sources:\n  - spec: spec.json\n", True),
+    "overrides": (
+        "sources:\n  - spec: spec.json\n    overrides:\n      getPet:\n"
+        "        description: Overridden.\n",
+        True,
+    ),
+    "tools section": ("sources:\n  - spec: spec.json\ntools:\n  mode: dynamic\n", False),
+}
+
+
+@pytest.mark.parametrize("label", CONFIGS)
+def test_a_project_config_run_is_patched_unless_its_server_is_made_from_every_tool(
+    tmp_path: Path, label: str
+) -> None:
+    text, patched = CONFIGS[label]
+    data = load(PETSTORE)
+    changed = copy.deepcopy(data)
+    _describe(changed)
+
+    def config_run(folder: Path, document: dict[str, Any]) -> WriteReport:
+        write(folder, document)
+        (folder / "mcpmint.yaml").write_text(text, encoding="utf-8")
+        sink = DiagnosticSink()
+        config = load_config(folder / "mcpmint.yaml", sink)
+        assert config is not None, [d.render() for d in sink]
+        report = generate(config, GenerateOptions(output=None), sink)
+        assert not sink.has_errors, [d.render() for d in sink]
+        return report
+
+    config_run(tmp_path / "cold", changed)
+    config_run(tmp_path / "work", data)
+    report = config_run(tmp_path / "work", changed)
+    assert (report.patched is not None) == patched
+    assert tree_digest(tmp_path / "work") == tree_digest(tmp_path / "cold")
+
+
+def test_the_locks_hash_from_each_summarys_text_is_the_digest_of_them_all() -> None:
+    server = build(PETSTORE, DiagnosticSink())
+    document, texts = lock_parts(server)
+    assert document["hash"] == digest(document["tools"])
+    assert set(texts) == {tool.name for tool in server.tools}
