@@ -18,7 +18,7 @@ import pytest
 import yaml
 
 from mcpmint import patch
-from mcpmint.cache import CACHE_DIR
+from mcpmint.cache import CACHE_DIR, KEEP
 from mcpmint.config import load_config
 from mcpmint.diagnostics import DiagnosticSink
 from mcpmint.lock import digest, lock_parts
@@ -35,6 +35,7 @@ CORPUS = REPO.parent / "shared" / "corpus"
 ASANA = CORPUS / "asana.yaml"
 
 Edit = Callable[[dict[str, Any]], None]
+METHODS = ("get", "put", "post", "delete", "patch")
 
 
 def load(spec: Path) -> dict[str, Any]:
@@ -70,10 +71,7 @@ def cold(data: dict[str, Any], folder: Path, indent: int = 2) -> dict[str, str]:
 def operation(data: dict[str, Any], index: int = 0) -> dict[str, Any]:
     """The `index`-th operation of the document."""
     found = [
-        op
-        for item in data["paths"].values()
-        for method, op in item.items()
-        if method in ("get", "put", "post", "delete", "patch")
+        op for item in data["paths"].values() for method, op in item.items() if method in METHODS
     ]
     return found[index]
 
@@ -98,6 +96,42 @@ def _describe_parameter(data: dict[str, Any]) -> None:
 
 def _deprecate(data: dict[str, Any]) -> None:
     operation(data, 0)["deprecated"] = True
+
+
+def _secure(data: dict[str, Any]) -> None:
+    """Another security requirement: the tool's credentials (REFERENCE.md's row, its lock
+    summary's scopes, its test case's credentials)."""
+    schemes = list(data["components"]["securitySchemes"])
+    operation(data, 1)["security"] = [{schemes[-1]: []}]
+
+
+def _unsampled(data: dict[str, Any]) -> None:
+    """Bounds no value meets (no structure: the typed models stay): the tool's arguments
+    cannot be sampled any more, so its test case has no call (`unsampled`)."""
+    for item in data["paths"].values():
+        for parameter in item.get("parameters", []):
+            if parameter.get("required") and parameter.get("schema", {}).get("type") == "string":
+                parameter["schema"].update(minLength=5, maxLength=2)
+                return
+        for op in item.values():
+            for parameter in op.get("parameters", []) if isinstance(op, dict) else []:
+                schema = parameter.get("schema", {})
+                if parameter.get("required") and schema.get("type") == "string":
+                    schema.update(minLength=5, maxLength=2)
+                    return
+    raise AssertionError("no required inline string parameter")
+
+
+def _remove_operation(data: dict[str, Any]) -> None:
+    """One of several operations of a path item removed: its tool goes."""
+    item = next(i for i in data["paths"].values() if len([m for m in i if m in METHODS]) > 1)
+    del item[next(m for m in item if m in METHODS)]
+
+
+def _add_operation(data: dict[str, Any]) -> None:
+    """A new operation in a path item that has others: a new tool."""
+    item = next(i for i in data["paths"].values() if "head" not in i)
+    item["head"] = {"operationId": "mcpmintHead", "responses": {"200": {"description": "ok"}}}
 
 
 def _add_parameter(data: dict[str, Any]) -> None:
@@ -130,8 +164,12 @@ EDITS: dict[str, tuple[Edit, bool]] = {
     "summary": (_summarise, True),
     "parameter description": (_describe_parameter, True),
     "deprecated": (_deprecate, True),
+    "security": (_secure, True),
     "same data": (_nothing, True),
+    "unsampled": (_unsampled, True),
     "new parameter (typed models change)": (_add_parameter, False),
+    "operation removed": (_remove_operation, False),
+    "operation added": (_add_operation, False),
     "new operation id (names may change)": (_rename_operation, False),
     "new path": (_add_path, False),
     "component": (_change_component, False),
@@ -161,21 +199,25 @@ def test_a_regeneration_is_patched_only_where_it_gives_the_bytes_of_a_cold_run(
 def test_patched_runs_in_a_row_each_give_a_cold_runs_bytes_and_keep_the_cache(
     tmp_path: Path,
 ) -> None:
-    data = load(ASANA)
+    data = load(PETSTORE)
     spec = write(tmp_path / "work", data)
     out = tmp_path / "work" / "out"
     generated(spec, out)
     entries = {p.name for p in (out / CACHE_DIR).glob("*.json")}
-    for round_ in range(4):
+    for round_ in range(KEEP + 3):
         operation(data, round_)["description"] = f"Round {round_}."
         write(tmp_path / "work", data)
         report, _ = generated(spec, out)
         assert report.patched is not None
         assert tree_digest(out) == cold(data, tmp_path / f"cold-{round_}")
     # The whole run's entries (tools, typed models, formatter) are kept for the next one
-    # the patch cannot make: a patched run uses none of them.
+    # the patch cannot make: a patched run uses none of them. Of the stages it uses, the
+    # last `KEEP` others are kept, as a whole run keeps them (the records are megabytes on
+    # a large API).
     kept = {p.name for p in (out / CACHE_DIR).glob("*.json")}
     assert {e for e in entries if not e.startswith(("validate", "patch"))} <= kept
+    # (this run's record, the one it read and `KEEP` others)
+    assert len([e for e in kept if e.startswith(f"{patch.STAGE}-")]) == KEEP + 2
 
 
 def _wrong_example(data: dict[str, Any]) -> None:
@@ -304,3 +346,44 @@ def test_the_locks_hash_from_each_summarys_text_is_the_digest_of_them_all() -> N
     document, texts = lock_parts(server)
     assert document["hash"] == digest(document["tools"])
     assert set(texts) == {tool.name for tool in server.tools}
+
+
+def test_a_breaking_change_stops_a_patched_run_as_it_stops_a_whole_one(tmp_path: Path) -> None:
+    """A result field removed is a breaking change to the tool surface, and no change to the
+    typed models when results have none (`result_models: handlers`): a patch. Without
+    `accept_breaking` neither run writes anything, and both report the same changes."""
+    data = load(PETSTORE)
+    fields = {"kept": {"type": "string"}, "dropped": {"type": "string"}}
+    schema = {"type": "object", "properties": fields}
+    operation(data, 0)["responses"] = {
+        "200": {"description": "ok", "content": {"application/json": {"schema": schema}}}
+    }
+    config = "sources:\n  - spec: spec.json\noutput:\n  result_models: handlers\n"
+
+    def config_run(folder: Path) -> WriteReport:
+        write(folder, data)
+        (folder / "mcpmint.yaml").write_text(config, encoding="utf-8")
+        sink = DiagnosticSink()
+        loaded = load_config(folder / "mcpmint.yaml", sink)
+        assert loaded is not None, [d.render() for d in sink]
+        report = generate(loaded, GenerateOptions(output=None), sink)
+        assert not sink.has_errors or report.blocked, [d.render() for d in sink]
+        return report
+
+    config_run(tmp_path / "patched")
+    shutil.copytree(tmp_path / "patched", tmp_path / "whole")
+    for entry in (tmp_path / "whole" / CACHE_DIR).glob(f"{patch.STAGE}-*.json"):
+        entry.unlink()
+    del fields["dropped"]
+    reports = {}
+    for folder in ("patched", "whole"):
+        before = tree_digest(tmp_path / folder)
+        reports[folder] = config_run(tmp_path / folder)
+        assert reports[folder].blocked
+        before.pop("spec.json")
+        after = tree_digest(tmp_path / folder)
+        after.pop("spec.json")
+        assert after == before  # nothing written
+    assert reports["patched"].patched is not None and reports["whole"].patched is None
+    assert reports["patched"].lock_changes == reports["whole"].lock_changes
+    assert [c.what for c in reports["patched"].lock_changes] == ["output field removed"]

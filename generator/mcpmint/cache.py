@@ -74,6 +74,8 @@ class StageCache:
     def get(self, stage: str, key: str) -> Any | None:
         """The stored value, or None on a miss (absent, unreadable, corrupt or foreign)."""
         name = f"{stage}-{key}{_SUFFIX}"
+        if name in self._fresh:  # put by this run (a patch that fell back: patch.py)
+            return self._used[name]
         if self.folder is None:
             return None
         try:
@@ -94,11 +96,11 @@ class StageCache:
         self._used[name] = value
         self._fresh.add(name)
 
-    def save(self, *, prune: bool = True) -> None:
-        """Write this run's entries and drop all but the `KEEP` most recent others per
-        stage (none with `prune` False: a patched run, patch.py, uses none of the entries
-        the next whole run will need). Failures are ignored: a cache that cannot be written
-        only makes the next run slower."""
+    def save(self) -> None:
+        """Write this run's entries and drop all but the `KEEP` most recent others of each
+        stage this run used (a patched run, patch.py, uses none of the typed models, tools
+        or formatter entries: the next whole run will want them). Failures are ignored: a
+        cache that cannot be written only makes the next run slower."""
         if self.folder is None or not self._used:
             return
         # Like generated files (write.py, G8), never written through a link: it could point
@@ -115,12 +117,11 @@ class StageCache:
                     _write_atomic(self.folder / name, name, self._used[name])
                 else:  # a hit: now the most recently used
                     os.utime(self.folder / name)
-            if not prune:
-                return
+            stages = {name.rsplit("-", 1)[0] for name in self._used}
             others: dict[str, list[tuple[float, Path]]] = {}
             for entry in self.folder.glob(f"*{_SUFFIX}"):
-                if entry.name not in self._used:
-                    stage = entry.name.rsplit("-", 1)[0]
+                stage = entry.name.rsplit("-", 1)[0]
+                if entry.name not in self._used and stage in stages:
                     others.setdefault(stage, []).append((entry.stat().st_mtime, entry))
             for entries in others.values():
                 for _mtime, stale in sorted(entries, reverse=True)[KEEP:]:

@@ -46,7 +46,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -83,13 +83,22 @@ from .render import (
 )
 from .resources import generator_identity
 from .validate import SHAPE_STAGE, PendingFindings, detect_version, shape_key, validate_document
-from .validateparts import changed_paths, document_shape
-from .write import MANIFEST, WriteReport, file_sha256, inputs_fingerprint, recorded_inputs
+from .validateparts import document_shape
+from .write import (
+    MANIFEST,
+    WriteReport,
+    file_sha256,
+    inputs_fingerprint,
+    recorded_inputs,
+    safe_relative,
+)
 
 __all__ = ["STAGE", "patched", "record", "record_key"]
 
 STAGE = "patch"
 CASES_FILE = "tests/generated_cases.json"
+_PATCHED = (LOCK_FILE, CASES_FILE, REFERENCE)  # and tools.json, in the package
+_VERSIONS = ((3, 0), (3, 1))  # validateparts.py keeps the shape of these
 _TOOLS_OPEN = '\n  "tools": [\n'
 _ENTRY_OPEN = "\n    {\n"
 _ENTRY_CLOSE = "\n    }"
@@ -134,26 +143,59 @@ def patched(
     change = _changed_tools(spec, config, options, cache, previous)
     if change is None:
         return None
-    server, document, built_sink = change
-    files = _patched_files(output, server, previous, config, options, spec)
-    if files is None:
+    current = _current_files(output)
+    if current is None:
         return None
-    tree, new_record, count, tokens = files
-    # From here on the run is a patch: what the build reported is this run's.
-    sink.extend(built_sink.items)
-    if config is None or config.tools.token_budget is None:
-        where = (config.path if config is not None else spec).as_posix()
-        warn_if_large(count, tokens, where, sink, budget=False, from_spec=config is None)
-    # The changed path items are validated as a whole run would (validateparts.py).
-    validate_document(document, sink, cache=cache, deferred=deferred)
+    sizes = {**previous["sizes"], **definition_sizes(change.server)}
+    before, after = tokens_of(list(previous["sizes"].values())), tokens_of(list(sizes.values()))
+    policy = config.result_models if config is not None else "auto"
+    every_result = result_models_for(policy, after)
+    if is_large(before) != is_large(after) or result_models_for(policy, before) != every_result:
+        return None  # a large API's result models and scaffolded config would change
+    catalog_path = tools_path(change.server)
+    try:
+        catalog_text = _patched_catalog(current.texts[catalog_path], change.server, every_result)
+    except (KeyError, ValueError, _Unpatchable):
+        return None
+    if catalog_text is None:
+        return None  # the typed models would change
+    # Decided: the changed path items are validated as a whole run would (validateparts.py),
+    # in the second process while this one patches the other files.
+    validation = DiagnosticSink()
+    pending: list[PendingFindings] = []
+    validate_document(
+        change.document, validation, cache=cache, deferred=pending, shape=change.shape
+    )
+    try:
+        tree = _patched_tree(current, change.server, previous, catalog_text, spec, output)
+    except (KeyError, ValueError, TypeError, IndexError, _Unpatchable):
+        tree = None
+    if tree is None:
+        for finding in pending:  # into the cache, where the pipeline's validation finds it
+            finding.join()
+        return None
+    # From here on the run is a patch: what validating and building reported is this run's.
+    sink.extend(validation.items)
+    for finding in pending:
+        finding.report_to(sink)
+    deferred.extend(pending)
+    sink.extend(change.reported.items)
+    if config is None:
+        spec_file, root = relative(spec, output), options.root
+        root_file = relative(root, output) if root else None
+        tree.scaffold[CONFIG_NAMES[0]] = scaffold_text(
+            spec_file, change.server.namespace, root_file, dynamic=is_large(after)
+        )
+    where = (config.path if config is not None else spec).as_posix()
+    warn_if_large(len(sizes), after, where, sink, budget=False, from_spec=config is None)
     from .pipeline import write_outputs  # the pipeline imports this module
 
-    inputs_files = (spec, config.path) if config is not None else (spec,)
-    report, inputs = write_outputs(
-        tree, inputs_files, spec, output, config, options, sink, deferred
-    )
-    report.patched = sorted(tool.name for tool in server.tools)
+    read = (spec, config.path) if config is not None else (spec,)
+    report, inputs = write_outputs(tree, read, spec, output, config, options, sink, deferred)
+    report.patched = sorted(tool.name for tool in change.server.tools)
     if not report.blocked and not sink.has_errors:
+        assert tree.lock_summaries is not None
+        new_record = {**previous, "sizes": sizes, "summaries": tree.lock_summaries}
         cache.put(STAGE, record_key(inputs["fingerprint"]), new_record)
     return report
 
@@ -206,16 +248,24 @@ def _previous_record(
     return found
 
 
+@dataclass(frozen=True)
+class _Change:
+    """The changed path items' tools, built from the rest of the document and them."""
+
+    server: ir.Server  # the changed path items' tools only
+    document: RawDocument  # the whole new document
+    shape: dict[str, Any]  # its shape (validateparts.document_shape)
+    reported: DiagnosticSink  # what building the tools reported
+
+
 def _changed_tools(
     spec: Path,
     config: Config | None,
     options: GenerateOptions,
     cache: StageCache,
     previous: Mapping[str, Any],
-) -> tuple[ir.Server, RawDocument, DiagnosticSink] | None:
-    """The server of the changed path items' tools (the rest of the document with them), the
-    document, and what building reported; None when the change is not one a patch can
-    make."""
+) -> _Change | None:
+    """The changed path items' tools; None when the change is not one a patch can make."""
     quiet = DiagnosticSink()
     root = config.source.root if config is not None else options.root
     document = load_document(spec, quiet, root=root)
@@ -224,15 +274,16 @@ def _changed_tools(
     if is_manifest(document.data) or b"#/paths" in spec.read_bytes():
         return None
     version = detect_version(document, quiet)
-    if version is None or quiet.items:
+    if version is None or quiet.items or (version.major, version.minor) not in _VERSIONS:
         return None
     before = cache.get(SHAPE_STAGE, shape_key(document, version))
     shape = document_shape(document.data)
-    changed = changed_paths(before, shape, document.data)
-    if changed is None or shape is None or not isinstance(before, dict):
-        return None
-    if set(shape["paths"]) != set(before["paths"]):  # a path item added or removed
-        return None
+    if not isinstance(before, dict) or shape is None or before.get("rest") != shape["rest"]:
+        return None  # not clean when last validated, or changed outside the path items
+    earlier = before.get("paths")
+    if not isinstance(earlier, dict) or earlier.keys() != shape["paths"].keys():
+        return None  # a path item added or removed
+    changed = [path for path, digest in shape["paths"].items() if earlier[path] != digest]
     paths = document.data["paths"]
     part = replace(document, data={**document.data, "paths": {p: paths[p] for p in changed}})
     build_options = BuildOptions(namespace=options.namespace)
@@ -254,7 +305,7 @@ def _changed_tools(
     new = {tool.source: (tool.name, tool.operation_id) for tool in server.tools}
     if old != new:
         return None
-    return server, document, built
+    return _Change(server, document, shape, built)
 
 
 def _overrides_of(options: BuildOptions, data: Mapping[str, Any]) -> tuple[Any, ...]:
@@ -281,68 +332,51 @@ def _cut(sink: DiagnosticSink) -> bool:
     return any("output schemas are larger than" in item.message for item in sink.items)
 
 
-def _patched_files(
-    output: Path,
+def _patched_tree(
+    current: _Current,
     server: ir.Server,
     previous: Mapping[str, Any],
-    config: Config | None,
-    options: GenerateOptions,
+    catalog_text: str,
     spec: Path,
-) -> tuple[FileTree, dict[str, Any], int, int | None] | None:
-    """The whole tree with the changed tools patched in, the record of this run, and the
-    count and token estimate of all tools (None: not measured, as a whole run would not);
-    None when the previous files cannot be patched."""
-    sizes = dict(previous["sizes"])
-    new_sizes = definition_sizes(server)
-    policy = config.result_models if config is not None else "auto"
-    before, after = tokens_of(list(sizes.values())), 0
-    sizes.update(new_sizes)
-    after = tokens_of(list(sizes.values()))
-    if is_large(before) != is_large(after):
+    output: Path,
+) -> FileTree | None:
+    """The whole tree with the changed tools patched in (the project config a spec run
+    scaffolds is the caller's); None when a file cannot be patched."""
+    texts = current.texts
+    cases = _patched_cases(texts[CASES_FILE], server, previous)
+    if cases is None:
         return None
-    if result_models_for(policy, before) != result_models_for(policy, after):
-        return None
-    current = _current_files(output)
-    if current is None:
-        return None
-    generated, scaffold = current
-    try:
-        catalog_path = tools_path(server)
-        texts = {
-            catalog_path: _patched_catalog(
-                generated[catalog_path], server, result_models_for(policy, after)
-            ),
-            LOCK_FILE: None,
-            CASES_FILE: _patched_cases(generated[CASES_FILE], server, previous),
-            REFERENCE: _patched_reference(generated[REFERENCE], server, options, spec, output),
-        }
-        lock, summaries, lock_text = _patched_lock(generated[LOCK_FILE], server, previous)
-    except (KeyError, ValueError, TypeError, IndexError, _Unpatchable):
-        return None
-    if texts[catalog_path] is None or texts[CASES_FILE] is None:
-        return None
-    texts[LOCK_FILE] = lock_text
-    generated.update({path: text for path, text in texts.items() if text is not None})
-    if config is None:
-        spec_file = relative(spec, output)
-        root_file = relative(options.root, output) if options.root else None
-        scaffold[CONFIG_NAMES[0]] = scaffold_text(
-            spec_file, server.namespace, root_file, dynamic=is_large(after)
-        )
-    tree = FileTree(generated=generated, scaffold=scaffold, lock=lock, lock_summaries=summaries)
-    new_record = {
-        "tools": previous["tools"],
-        "sizes": sizes,
-        "summaries": summaries,
+    lock, summaries, lock_text = _patched_lock(texts[LOCK_FILE], server, previous)
+    generated = {
+        tools_path(server): catalog_text,
+        LOCK_FILE: lock_text,
+        CASES_FILE: cases,
+        REFERENCE: _patched_reference(texts[REFERENCE], server, spec, output),
     }
-    return tree, new_record, len(sizes), after
+    kept = {path: digest for path, digest in current.hashes.items() if path not in generated}
+    return FileTree(
+        generated=generated,
+        scaffold=dict(current.scaffold),
+        lock=lock,
+        lock_summaries=summaries,
+        kept=kept,
+    )
 
 
 class _Unpatchable(Exception):
     """A previous file not laid out as a whole run writes it."""
 
 
-def _current_files(output: Path) -> tuple[dict[str, str], dict[str, str]] | None:
+@dataclass(frozen=True)
+class _Current:
+    """The previous run's files, as it wrote them."""
+
+    hashes: dict[str, str]  # every generated file's sha256, by path (the manifest's)
+    texts: dict[str, str]  # the text of those a patch rewrites
+    scaffold: dict[str, str]  # the user-owned files it scaffolded (all present)
+
+
+def _current_files(output: Path) -> _Current | None:
     """The generated files as the previous run wrote them (each one's hash the manifest's)
     and the scaffolded files (all present); None otherwise."""
     try:
@@ -350,16 +384,28 @@ def _current_files(output: Path) -> tuple[dict[str, str], dict[str, str]] | None
         hashes, scaffolded = manifest["files"], manifest.get("scaffold", [])
         if not isinstance(hashes, dict) or not isinstance(scaffolded, list):
             return None
-        generated: dict[str, str] = {}
-        for path, digest in hashes.items():
-            data = (output / path).read_bytes()
+        listed = [*hashes, *scaffolded]
+        if not all(isinstance(path, str) and safe_relative(path) for path in listed):
+            return None
+        found = read_each([output / path for path in hashes])
+        texts: dict[str, str] = {}
+        for (path, digest), data in zip(hashes.items(), found, strict=True):
             if hashlib.sha256(data).hexdigest() != digest:
-                return None
-            generated[path] = data.decode("utf-8")
+                return None  # edited by hand, or missing: the pipeline says so
+            if path in _PATCHED or path.endswith("/_generated/tools.json"):
+                texts[path] = data.decode("utf-8")
         scaffold = {path: (output / path).read_text(encoding="utf-8") for path in scaffolded}
     except (OSError, ValueError, KeyError, TypeError):
         return None
-    return generated, scaffold
+    return _Current(dict(hashes), texts, scaffold)
+
+
+def read_each(paths: list[Path]) -> list[bytes]:
+    """The bytes of each path, two at a time (reading lets go of the GIL)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        return list(pool.map(Path.read_bytes, paths))
 
 
 def _entry_span(text: str, name: str, start: int, end: int) -> tuple[int, int]:
@@ -472,9 +518,7 @@ def _patched_cases(text: str, server: ir.Server, previous: Mapping[str, Any]) ->
     return dump_json(cases)
 
 
-def _patched_reference(
-    text: str, server: ir.Server, options: GenerateOptions, spec: Path, output: Path
-) -> str:
+def _patched_reference(text: str, server: ir.Server, spec: Path, output: Path) -> str:
     """`REFERENCE.md` with the server's tools' rows replaced."""
     inputs = RenderInputs(server=server, models="", cases={}, spec_file=relative(spec, output))
     spans = []

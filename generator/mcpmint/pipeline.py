@@ -359,7 +359,7 @@ def generate(
         finally:  # also on Aborted: the validation warnings belong with the errors
             _join(deferred)
     if _written(report, options, sink):
-        cache.save(prune=report.patched is None)
+        cache.save()
     return report
 
 

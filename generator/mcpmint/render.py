@@ -46,6 +46,9 @@ class FileTree:
     lock: Mapping[str, Any] | None = None
     # Each tool summary's canonical text in that lock (lock.lock_parts), by tool name.
     lock_summaries: Mapping[str, str] | None = None
+    # Generated files left as they are, with the sha256 of their bytes: a patched run's
+    # (patch.py) files that hold no changed tool, checked to be what the last run wrote.
+    kept: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -61,6 +61,7 @@ def validate_document(
     *,
     cache: StageCache | None = None,
     deferred: list[PendingFindings] | None = None,
+    shape: Any = None,
 ) -> SpecVersion | None:
     """Detect the OpenAPI/Swagger version of `doc` and report validation findings.
 
@@ -73,6 +74,7 @@ def validate_document(
             second process and a `PendingFindings` is appended here instead; the caller
             must `join` it (which puts the warnings where they would have been in `sink`).
             Findings are only ever warnings, so no later decision depends on them.
+        shape: the document's shape (validateparts.document_shape), when the caller has it.
 
     Returns:
         The version, or None if the document is not a supported OpenAPI/Swagger document.
@@ -89,7 +91,7 @@ def validate_document(
     if found is not None:
         sink.extend(found)
         return version
-    pending = PendingFindings(doc, version, sink, cache, key, previous)
+    pending = PendingFindings(doc, version, sink, cache, key, previous, shape)
     if deferred is not None and pending.start():
         deferred.append(pending)
     else:
@@ -98,19 +100,21 @@ def validate_document(
 
 
 def findings(
-    doc: RawDocument, version: SpecVersion, previous: Any = None
+    doc: RawDocument, version: SpecVersion, previous: Any = None, shape: Any = None
 ) -> tuple[list[Diagnostic], dict[str, Any] | None]:
     """The strict-validation warnings for `doc` (what `validate_document` reports), and the
     document's shape when it has none (validateparts.py). `previous`: the shape of the last
     document validated without findings; when only some path items differ from it, and
-    validating those alone finds what the whole document would, only they are validated."""
+    validating those alone finds what the whole document would, only they are validated.
+    `shape`: `doc`'s own, when the caller has it already."""
     # Imported here: openapi-spec-validator takes a tenth of a second to import, which a run
     # whose findings are cached, or made in the second process, does not need.
     from .strictcheck import report_findings
     from .validateparts import changed_paths, document_shape
 
     by_parts = (version.family, version.major, version.minor) in _BY_PARTS
-    shape = document_shape(doc.data) if by_parts else None
+    if shape is None and by_parts:
+        shape = document_shape(doc.data)
     paths = changed_paths(previous, shape, doc.data) if by_parts else None
     sink = DiagnosticSink()
     if paths is None or not report_findings(doc, version, sink, paths):
@@ -130,9 +134,10 @@ class PendingFindings:
         cache: StageCache | None,
         key: str,
         previous: Any = None,
+        shape: Any = None,
     ) -> None:
         self.doc, self.version, self.sink, self.cache, self.key = doc, version, sink, cache, key
-        self.previous = previous
+        self.previous, self.shape = previous, shape
         self.index = len(sink.items)  # where the warnings go, as if reported right now
         self._background: Background[tuple[list[Diagnostic], dict[str, Any] | None]] | None = None
 
@@ -140,16 +145,20 @@ class PendingFindings:
         """Fork a worker when it pays and is safe; False means "run it in `join`"."""
         paths = self.doc.data.get("paths")
         big = isinstance(paths, dict) and len(paths) >= BACKGROUND_MIN_PATHS
-        doc, version, previous = self.doc, self.version, self.previous
-        self._background = Background(lambda: findings(doc, version, previous), worth_it=big)
+        doc, version, previous, shape = self.doc, self.version, self.previous, self.shape
+        self._background = Background(lambda: findings(doc, version, previous, shape), worth_it=big)
         return self._background.forked
+
+    def report_to(self, sink: DiagnosticSink) -> None:
+        """Put the warnings into `sink` instead, where they would go if reported now."""
+        self.sink, self.index = sink, len(sink.items)
 
     def join(self) -> None:
         """Wait for the findings and put them into the sink at the place they belong."""
         if self._background is not None:
             found, shape = self._background.result()
         else:
-            found, shape = findings(self.doc, self.version, self.previous)
+            found, shape = findings(self.doc, self.version, self.previous, self.shape)
         self._background = None
         self.sink.items[self.index : self.index] = found
         if self.cache is not None:

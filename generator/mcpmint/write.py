@@ -65,7 +65,7 @@ def sha256(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def _safe_relative(path: str) -> bool:
+def safe_relative(path: str) -> bool:
     parts = PurePosixPath(path).parts
     return bool(parts) and not PurePosixPath(path).is_absolute() and ".." not in parts
 
@@ -179,12 +179,12 @@ def quick_up_to_date(
         if recorded["spec"] != spec or not isinstance(files, dict):
             return False
         if scaffolded and not all(
-            _safe_relative(path) and os.path.lexists(out / path) for path in data["scaffold"]
+            safe_relative(path) and os.path.lexists(out / path) for path in data["scaffold"]
         ):
             return False
         read = list(dict.fromkeys([*recorded["files"], *also_read]))
         for path in files:
-            if not _safe_relative(path) or (out / path).is_symlink():
+            if not safe_relative(path) or (out / path).is_symlink():
                 return False
         hashes = _sha256_each([out / path for path in [*read, *files]])
         digest = inputs_fingerprint(spec, dict(zip(read, hashes, strict=False)), options, version)
@@ -262,8 +262,8 @@ def plan(
     if previous is None:
         return {}, [], report
     writes: dict[str, str] = {}
-    for path in sorted({*tree.generated, *tree.scaffold}):
-        if not _safe_relative(path):
+    for path in sorted({*tree.generated, *tree.kept, *tree.scaffold}):
+        if not safe_relative(path):
             sink.error(path, "refusing to write outside the output folder")
             return {}, [], report
     root = out.resolve() if out.exists() else out.absolute()
@@ -310,7 +310,8 @@ def plan(
         writes[path] = text
         report.written.append(path)
 
-    hashes: dict[str, str] = {}
+    hashes: dict[str, str] = dict(tree.kept)
+    report.unchanged.extend(tree.kept)
     for path, text in sorted(tree.generated.items()):
         data = text.encode("utf-8")
         hashes[path] = hashlib.sha256(data).hexdigest()
@@ -319,7 +320,7 @@ def plan(
     decide(MANIFEST, manifest, manifest.encode("utf-8"))
     for listed in (report.written, report.unchanged, report.refused):
         listed.sort()  # in the order of their paths, the manifest's among them
-    for path in sorted(set(previous) - {*tree.generated, MANIFEST}):
+    for path in sorted(set(previous) - {*tree.generated, *tree.kept, MANIFEST}):
         target = out / path
         if not target.is_file():
             continue
