@@ -13,9 +13,10 @@ subprocess under `/usr/bin/time -v` (wall time, peak RSS):
 2. `no-op --check`: unchanged inputs, `--check` (answered from the inputs fingerprint);
 3. `no-op`: unchanged inputs, a plain `generate` (answered from the inputs fingerprint too:
    it would write nothing; before 2026-12-01 23:30 the pipeline ran, the stage cache hitting);
-4. `one description`: one operation's description changed (typed models unchanged);
+4. `one description`: one operation's description changed (typed models unchanged: since
+   2026-12-02 the previous run's files are patched, `patch.py`);
 5. `one parameter`: an optional query parameter added to another operation (typed models
-   regenerated);
+   regenerated: the whole pipeline runs, reusing what did not change);
 6. `reverted`: the original spec again.
 
 Prints the date, the machine and a Markdown table for docs/benchmarks.md.

@@ -441,10 +441,14 @@ def test_github_one_changed_operation_regenerates_to_the_bytes_of_a_cold_run(
 
     monkeypatch.setattr(models, "_generate", counting)
     (work / "github.json").write_text(changed, encoding="utf-8")
-    run(work / "github.json", work / "out")
-    # A description is no structure, and the tool's arguments are a plain class, which
-    # mcpmint writes itself: no model group is made again (a structural edit to a tool that
+    sink = DiagnosticSink()
+    report = generate(work / "github.json", GenerateOptions(output=work / "out"), sink)
+    assert not sink.has_errors
+    # A description is no structure: the previous run's files are patched (patch.py); a new
+    # parameter is, and the pipeline runs. Its arguments are a plain class, which mcpmint
+    # writes itself: no model group is made again (a structural edit to a tool that
     # datamodel-code-generator models makes its group again: test_model_groups.py).
+    assert (report.patched is not None) == (edit is _describe_more)
     assert made == []
     # Validation ran again (the old entry is kept).
     stages = [n.split("-")[0] for n in entries(work / "out")]

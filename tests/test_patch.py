@@ -30,15 +30,18 @@ from .test_fast_generation import tree_digest
 
 PETSTORE = REPO / "specs" / "petstore-plus.yaml"
 CORPUS = REPO.parent / "shared" / "corpus"
-# Reference cycles (the `$defs` names of a tool depend on every cycle of the document), a
-# path-level parameter, several operations per path item.
+# 216 operations, path-level parameters, several operations per path item.
 ASANA = CORPUS / "asana.yaml"
+CYCLIC = "petstore-plus with cycles"  # petstore-plus and two recursive schemas (`cyclic`)
 
 Edit = Callable[[dict[str, Any]], None]
 METHODS = ("get", "put", "post", "delete", "patch")
 
 
-def load(spec: Path) -> dict[str, Any]:
+def load(spec: Path | str) -> dict[str, Any]:
+    if spec == CYCLIC:
+        return cyclic(load(PETSTORE))
+    assert isinstance(spec, Path)
     text = spec.read_text(encoding="utf-8")
     data = json.loads(text) if spec.suffix == ".json" else yaml.safe_load(text)
     assert isinstance(data, dict)
@@ -66,6 +69,35 @@ def cold(data: dict[str, Any], folder: Path, indent: int = 2) -> dict[str, str]:
     spec = write(folder, data, indent)
     generated(spec, folder / "out")
     return tree_digest(folder / "out")
+
+
+def cyclic(data: dict[str, Any]) -> dict[str, Any]:
+    """`data` with two schemas in a reference cycle (and one referring to itself), which two
+    operations' results use: their `$defs` names are the cycles' (schema.RefGraph), made
+    from the whole document."""
+    schemas = data["components"]["schemas"]
+    schemas["Node"] = {
+        "type": "object",
+        "properties": {"name": {"type": "string"}, "edges": {"$ref": "#/components/schemas/Edge"}},
+    }
+    schemas["Edge"] = {
+        "type": "array",
+        "items": {
+            "type": "object",
+            "properties": {
+                "to": {"$ref": "#/components/schemas/Node"},
+                "next": {"$ref": "#/components/schemas/Edge"},
+            },
+        },
+    }
+    for index in (1, 3):
+        operation(data, index)["responses"] = {
+            "200": {
+                "description": "ok",
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Node"}}},
+            }
+        }
+    return data
 
 
 def operation(data: dict[str, Any], index: int = 0) -> dict[str, Any]:
@@ -176,20 +208,26 @@ EDITS: dict[str, tuple[Edit, bool]] = {
 }
 
 
-@pytest.mark.parametrize("spec", [PETSTORE, ASANA], ids=["petstore-plus", "asana"])
+@pytest.mark.parametrize("spec", [PETSTORE, CYCLIC, ASANA], ids=["petstore", "cyclic", "asana"])
 @pytest.mark.parametrize("label", EDITS)
 def test_a_regeneration_is_patched_only_where_it_gives_the_bytes_of_a_cold_run(
     tmp_path: Path, spec: Path, label: str
 ) -> None:
+    """Each edit after a patched run (whose record keeps the reference graph's parts: the
+    cycles and their names), as a pre-commit hook makes them one after the other."""
     edit, patched = EDITS[label]
     original = load(spec)
-    changed = copy.deepcopy(original)
+    first = copy.deepcopy(original)
+    operation(first, 0)["summary"] = "A first edit, patched"
+    changed = copy.deepcopy(first)
     edit(changed)
     indent = 3 if edit is _nothing else 2
     expected = cold(changed, tmp_path / "cold", indent)
 
     work = write(tmp_path / "work", original)
     generated(work, tmp_path / "work" / "out")
+    write(tmp_path / "work", first)
+    assert generated(work, tmp_path / "work" / "out")[0].patched is not None
     write(tmp_path / "work", changed, indent)
     report, _ = generated(work, tmp_path / "work" / "out")
     assert (report.patched is not None) == patched, report.patched
@@ -199,7 +237,7 @@ def test_a_regeneration_is_patched_only_where_it_gives_the_bytes_of_a_cold_run(
 def test_patched_runs_in_a_row_each_give_a_cold_runs_bytes_and_keep_the_cache(
     tmp_path: Path,
 ) -> None:
-    data = load(PETSTORE)
+    data = load(CYCLIC)
     spec = write(tmp_path / "work", data)
     out = tmp_path / "work" / "out"
     generated(spec, out)
@@ -387,3 +425,50 @@ def test_a_breaking_change_stops_a_patched_run_as_it_stops_a_whole_one(tmp_path:
     assert reports["patched"].patched is not None and reports["whole"].patched is None
     assert reports["patched"].lock_changes == reports["whole"].lock_changes
     assert [c.what for c in reports["patched"].lock_changes] == ["output field removed"]
+
+
+def test_a_reference_into_a_component_from_an_unchanged_operation_is_seen_by_the_patch(
+    tmp_path: Path,
+) -> None:
+    """How a component converts depends on which places inside it are `$ref` targets
+    anywhere in the document (schema.SchemaConverter.targets_under), the operations the
+    patch does not build included."""
+    pet = {
+        "type": "object",
+        "properties": {
+            "name": {"type": "string"},
+            "tag": {"type": "object", "properties": {"label": {"type": "string"}}},
+        },
+    }
+    ok = {"description": "ok", "content": {"application/json": {"schema": {}}}}
+
+    def responding(schema: dict[str, Any]) -> dict[str, Any]:
+        return {"200": {**ok, "content": {"application/json": {"schema": schema}}}}
+
+    data = {
+        "openapi": "3.0.3",
+        "info": {"title": "Refs", "version": "1"},
+        "servers": [{"url": "https://api.example.com"}],
+        "paths": {
+            "/pets": {
+                "get": {
+                    "operationId": "getPet",
+                    "responses": responding({"$ref": "#/components/schemas/Pet"}),
+                }
+            },
+            "/tags": {
+                "get": {
+                    "operationId": "getTag",
+                    "responses": responding({"$ref": "#/components/schemas/Pet/properties/tag"}),
+                }
+            },
+        },
+        "components": {"schemas": {"Pet": pet}},
+    }
+    spec = write(tmp_path / "work", data)
+    generated(spec, tmp_path / "work" / "out")
+    data["paths"]["/pets"]["get"]["description"] = "Edited."
+    write(tmp_path / "work", data)
+    report, _ = generated(spec, tmp_path / "work" / "out")
+    assert report.patched == ["refs_get_pet"]
+    assert tree_digest(tmp_path / "work" / "out") == cold(data, tmp_path / "cold")

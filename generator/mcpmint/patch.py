@@ -46,7 +46,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -82,6 +82,7 @@ from .render import (
     tools_path,
 )
 from .resources import generator_identity
+from .schema import RefGraph
 from .validate import SHAPE_STAGE, PendingFindings, detect_version, shape_key, validate_document
 from .validateparts import document_shape
 from .write import (
@@ -93,7 +94,7 @@ from .write import (
     safe_relative,
 )
 
-__all__ = ["STAGE", "patched", "record", "record_key"]
+__all__ = ["STAGE", "Attempt", "Validation", "patched", "record", "record_key"]
 
 STAGE = "patch"
 CASES_FILE = "tests/generated_cases.json"
@@ -120,15 +121,44 @@ def record_key(fingerprint: str) -> str:
     return cache_key(STAGE, fingerprint)
 
 
+@dataclass
+class Attempt:
+    """What an attempt that fell back leaves for the pipeline, so that it is not done twice:
+    the spec, loaded without a word (0.2-0.3 s on GitHub's), and its validation, begun."""
+
+    document: RawDocument | None = None
+    validation: Validation | None = None
+
+
+@dataclass
+class Validation:
+    """A document's validation, begun (`validate_document`) into a sink of its own: whoever
+    goes on with the run takes it over (`take_over`)."""
+
+    found: DiagnosticSink = field(default_factory=DiagnosticSink)  # findings made at once
+    pending: list[PendingFindings] = field(default_factory=list)  # findings being made
+
+    def take_over(self, sink: DiagnosticSink, deferred: list[PendingFindings]) -> None:
+        """The findings go into `sink`, where they would if validation began now; the
+        caller joins `deferred` (the run's list of findings being made)."""
+        sink.extend(self.found.items)
+        for finding in self.pending:
+            finding.report_to(sink)
+        deferred.extend(self.pending)
+
+
 def patched(
     source: Path | Config,
     options: GenerateOptions,
     sink: DiagnosticSink,
     cache: StageCache,
     deferred: list[PendingFindings],
+    attempt: Attempt | None = None,
 ) -> WriteReport | None:
     """The run's report when the previous run's files could be patched (and were written);
-    None, with nothing reported or written, when the whole pipeline must run."""
+    None, with nothing reported or written, when the whole pipeline must run (`attempt`
+    then holds what it may reuse)."""
+    attempt = attempt if attempt is not None else Attempt()
     config = source if isinstance(source, Config) else None
     output = options.output or (config.folder if config is not None else None)
     if output is None or options.check or options.force or options.allow_partial:
@@ -140,11 +170,8 @@ def patched(
     previous = _previous_record(spec, config, options, output, cache)
     if previous is None:
         return None
-    change = _changed_tools(spec, config, options, cache, previous)
+    change = _changed_tools(spec, config, options, cache, previous, attempt)
     if change is None:
-        return None
-    current = _current_files(output)
-    if current is None:
         return None
     sizes = {**previous["sizes"], **definition_sizes(change.server)}
     before, after = tokens_of(list(previous["sizes"].values())), tokens_of(list(sizes.values()))
@@ -154,31 +181,26 @@ def patched(
         return None  # a large API's result models and scaffolded config would change
     catalog_path = tools_path(change.server)
     try:
-        catalog_text = _patched_catalog(current.texts[catalog_path], change.server, every_result)
-    except (KeyError, ValueError, _Unpatchable):
+        # First, as the most frequent reason to fall back: a change to the typed models.
+        old_catalog = (output / catalog_path).read_text(encoding="utf-8")
+        catalog_text = _patched_catalog(old_catalog, change.server, every_result)
+    except (OSError, ValueError, _Unpatchable):
         return None
     if catalog_text is None:
         return None  # the typed models would change
-    # Decided: the changed path items are validated as a whole run would (validateparts.py),
-    # in the second process while this one patches the other files.
-    validation = DiagnosticSink()
-    pending: list[PendingFindings] = []
-    validate_document(
-        change.document, validation, cache=cache, deferred=pending, shape=change.shape
-    )
+    current = _current_files(output)
+    if current is None or current.texts.get(catalog_path) != old_catalog:
+        return None
     try:
         tree = _patched_tree(current, change.server, previous, catalog_text, spec, output)
     except (KeyError, ValueError, TypeError, IndexError, _Unpatchable):
         tree = None
     if tree is None:
-        for finding in pending:  # into the cache, where the pipeline's validation finds it
-            finding.join()
         return None
     # From here on the run is a patch: what validating and building reported is this run's.
-    sink.extend(validation.items)
-    for finding in pending:
-        finding.report_to(sink)
-    deferred.extend(pending)
+    assert attempt.validation is not None
+    attempt.validation.take_over(sink, deferred)
+    attempt.validation = None
     sink.extend(change.reported.items)
     if config is None:
         spec_file, root = relative(spec, output), options.root
@@ -195,7 +217,12 @@ def patched(
     report.patched = sorted(tool.name for tool in change.server.tools)
     if not report.blocked and not sink.has_errors:
         assert tree.lock_summaries is not None
-        new_record = {**previous, "sizes": sizes, "summaries": tree.lock_summaries}
+        new_record = {
+            **previous,
+            "sizes": sizes,
+            "summaries": tree.lock_summaries,
+            "graph": change.graph,
+        }
         cache.put(STAGE, record_key(inputs["fingerprint"]), new_record)
     return report
 
@@ -256,6 +283,7 @@ class _Change:
     document: RawDocument  # the whole new document
     shape: dict[str, Any]  # its shape (validateparts.document_shape)
     reported: DiagnosticSink  # what building the tools reported
+    graph: dict[str, Any]  # the reference graph's parts, and the digest of what made them
 
 
 def _changed_tools(
@@ -264,19 +292,30 @@ def _changed_tools(
     options: GenerateOptions,
     cache: StageCache,
     previous: Mapping[str, Any],
+    attempt: Attempt,
 ) -> _Change | None:
     """The changed path items' tools; None when the change is not one a patch can make."""
     quiet = DiagnosticSink()
     root = config.source.root if config is not None else options.root
     document = load_document(spec, quiet, root=root)
-    if document is None or quiet.items or len(document.files) != 1:
+    if document is None or quiet.items:
+        return None
+    attempt.document = document
+    if len(document.files) != 1:
         return None
     if is_manifest(document.data) or b"#/paths" in spec.read_bytes():
         return None
     version = detect_version(document, quiet)
     if version is None or quiet.items or (version.major, version.minor) not in _VERSIONS:
         return None
+    # The last clean document's shape, read before this one's validation replaces it.
     before = cache.get(SHAPE_STAGE, shape_key(document, version))
+    # Validated as a whole run validates it (validateparts.py: the changed path items only),
+    # in the second process while this one goes on; a run that falls back takes it over.
+    attempt.validation = Validation()
+    validate_document(
+        document, attempt.validation.found, cache=cache, deferred=attempt.validation.pending
+    )
     shape = document_shape(document.data)
     if not isinstance(before, dict) or shape is None or before.get("rest") != shape["rest"]:
         return None  # not clean when last validated, or changed outside the path items
@@ -292,8 +331,13 @@ def _changed_tools(
 
         build_options = config_options(config)
         build_options = replace(build_options, overrides=_overrides_of(build_options, part.data))
+    # The reference graph: its cycles and their names are those of every document with the
+    # same everything-but-path-items (schema.RefGraph), kept from the last patched run.
+    known = previous.get("graph")
+    same_rest = isinstance(known, dict) and known.get("rest") == shape["rest"]
+    graph = RefGraph(part.data, known if same_rest else None)
     built = DiagnosticSink()
-    server = build_server(part, version, build_options, built)
+    server = build_server(part, version, build_options, built, graph)
     if server is None or built.has_errors or server.skipped or _cut(built):
         return None
     if config is not None:
@@ -305,7 +349,7 @@ def _changed_tools(
     new = {tool.source: (tool.name, tool.operation_id) for tool in server.tools}
     if old != new:
         return None
-    return _Change(server, document, shape, built)
+    return _Change(server, document, shape, built, {"rest": shape["rest"], **graph.parts()})
 
 
 def _overrides_of(options: BuildOptions, data: Mapping[str, Any]) -> tuple[Any, ...]:

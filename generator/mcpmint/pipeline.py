@@ -37,7 +37,7 @@ from .models import PendingModels
 from .models import warm_up as warm_up_models
 from .openapi_resources import add_resource_templates
 from .patch import STAGE as PATCH_STAGE
-from .patch import patched
+from .patch import Attempt, patched
 from .patch import record as patch_record
 from .patch import record_key as patch_key
 
@@ -51,7 +51,7 @@ from .sources import Part, merge_sources
 from .strict import strict_server
 from .toolmemo import reusing_tools
 from .toolmodes import apply_tools_options, check_budget
-from .validate import PendingFindings, validate_document
+from .validate import PendingFindings, detect_version, validate_document
 from .write import (
     FROM_CONFIG,
     WriteReport,
@@ -146,19 +146,21 @@ def build_with_inputs(
     allow_partial: bool = False,
     cache: StageCache | None = None,
     deferred: list[PendingFindings] | None = None,
+    attempt: Attempt | None = None,
 ) -> tuple[ir.Server, tuple[Path, ...]]:
     """Like `build`, and also every file that was read (entry first). With a `config`, its
     one source, options and server identity are used (and `spec`, `namespace` and `root`
     must be the source's). `allow_partial` (or the config's `output.allow_partial`) leaves
     out operations that cannot become tools, with warnings, instead of stopping.
-    `cache` and `deferred` are passed to `validate_document`: the caller joins `deferred`."""
+    `cache` and `deferred` are passed to `validate_document`: the caller joins `deferred`.
+    `attempt`: what a patch that fell back did already with `spec` (patch.py)."""
     options = BuildOptions(namespace=namespace)
     if config is not None:
         options, root = config_options(config), config.source.root
     if allow_partial:
         options = replace(options, allow_partial=True)
     source = config.source if config is not None else None
-    server, document = _build_source(spec, sink, options, root, source, cache, deferred)
+    server, document = _build_source(spec, sink, options, root, source, cache, deferred, attempt)
     files = document.files
     if config is not None and len(config.sources) > 1:  # several sources, one server
         parts = [Part(config.sources[0], server, document)]
@@ -208,9 +210,12 @@ def _build_source(
     source: Source | None,
     cache: StageCache | None = None,
     deferred: list[PendingFindings] | None = None,
+    attempt: Attempt | None = None,
 ) -> tuple[ir.Server, RawDocument]:
-    """One OpenAPI document or tool manifest -> IR (load, validate, build)."""
-    document = load_document(spec, sink, root=root)
+    """One OpenAPI document or tool manifest -> IR (load, validate, build). `attempt`: what
+    a patch that fell back did already with `spec` (patch.py): loaded it, began validating."""
+    attempt = attempt or Attempt()
+    document = attempt.document or load_document(spec, sink, root=root)
     _stop_on_errors(sink)
     assert document is not None
     if source is not None and source.kind == "manifest" and not is_manifest(document.data):
@@ -224,7 +229,11 @@ def _build_source(
         server = build_manifest_server(document, options, sink)
     else:
         waiting = len(deferred) if deferred is not None else 0
-        version = validate_document(document, sink, cache=cache, deferred=deferred)
+        if attempt.validation is not None and deferred is not None:
+            attempt.validation.take_over(sink, deferred)
+            version = detect_version(document, DiagnosticSink())
+        else:
+            version = validate_document(document, sink, cache=cache, deferred=deferred)
         if deferred is not None and len(deferred) > waiting:
             # Validated in the second process: it readies the typed models' library next,
             # while this process builds the tools (a large spec's models are made there).
@@ -391,14 +400,17 @@ def _generate(
     deferred: list[PendingFindings],
 ) -> WriteReport:
     # A spec changed in some operations only: the previous run's files, patched (patch.py).
-    report = patched(spec, options, sink, cache, deferred)
+    attempt = Attempt()
+    report = patched(spec, options, sink, cache, deferred, attempt)
     if report is not None:
         return report
     # Tools whose inputs did not change are the previous run's (toolmemo.py), and so is
     # what later stages make from each of them alone: a run builds only what changed.
     memo = _memo(cache, "tools")
     with reusing_tools(memo):
-        server, files, spec_path, output = _build(spec, config, options, sink, cache, deferred)
+        server, files, spec_path, output = _build(
+            spec, config, options, sink, cache, deferred, attempt
+        )
         if cache.folder is None:
             cache.folder = output / CACHE_DIR
         report = _render_and_write(
@@ -429,9 +441,10 @@ def _build(
     sink: DiagnosticSink,
     cache: StageCache,
     deferred: list[PendingFindings],
+    attempt: Attempt | None = None,
 ) -> tuple[ir.Server, tuple[Path, ...], Path, Path]:
     """Load, validate and build: the server, the files read, the spec and the output
-    folder."""
+    folder. `attempt`: what a patch that fell back did already (patch.py)."""
     if config is not None:
         spec_path = config.source.spec
         server, files = build_with_inputs(
@@ -441,6 +454,7 @@ def _build(
             allow_partial=options.allow_partial,
             cache=cache,
             deferred=deferred,
+            attempt=attempt,
         )
         output = options.output or config.folder
         files = (*files, config.path)
@@ -455,6 +469,7 @@ def _build(
             allow_partial=options.allow_partial,
             cache=cache,
             deferred=deferred,
+            attempt=attempt,
         )
         output = options.output or Path(server.distribution)
     return server, files, spec_path, output

@@ -23,7 +23,7 @@ from ..diagnostics import DiagnosticSink, Level
 from ..load import RawDocument
 from ..runtime.catalog import RESERVED_HEADERS
 from ..sample import sample_instance
-from ..schema import SchemaConverter, SchemaRoot
+from ..schema import RefGraph, SchemaConverter, SchemaRoot
 from ..text import clean_text, instruction_like, one_line
 from ..toolmemo import ToolKeys, decoded, encode_tool, note_origin, record_text, tool_memo
 from ..validate import SpecVersion
@@ -94,19 +94,30 @@ class _Operation:
 
 
 def build_server(
-    doc: RawDocument, version: SpecVersion, options: BuildOptions, sink: DiagnosticSink
+    doc: RawDocument,
+    version: SpecVersion,
+    options: BuildOptions,
+    sink: DiagnosticSink,
+    graph: RefGraph | None = None,
 ) -> ir.Server | None:
-    """Build the IR of a server from an OpenAPI 3.x document; None when nothing usable."""
+    """Build the IR of a server from an OpenAPI 3.x document; None when nothing usable.
+    `graph`: the document's reference graph, when the caller made it (an OpenAPI 3 one)."""
     if version.family == "swagger":  # converted to the 3.0 shape, then built as 3.0
         from .swagger2 import as_openapi3
 
         doc, version = as_openapi3(doc, sink)
-    return _Builder(doc, version, options, sink).build()
+        graph = None
+    return _Builder(doc, version, options, sink, graph).build()
 
 
 class _Builder:
     def __init__(
-        self, doc: RawDocument, version: SpecVersion, options: BuildOptions, sink: DiagnosticSink
+        self,
+        doc: RawDocument,
+        version: SpecVersion,
+        options: BuildOptions,
+        sink: DiagnosticSink,
+        graph: RefGraph | None = None,
     ) -> None:
         self.doc = doc
         self.data = doc.data
@@ -116,7 +127,7 @@ class _Builder:
         self.cut_outputs: list[str] = []
         minor = 0 if (version.major, version.minor) == (3, 0) else 1
         self.converter = SchemaConverter(
-            self.data, openapi=(3, minor), sink=sink, locate=doc.locate
+            self.data, openapi=(3, minor), sink=sink, locate=doc.locate, graph=graph
         )
 
     # ------------------------------------------------------------------ helpers
