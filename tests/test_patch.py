@@ -253,7 +253,7 @@ def test_patched_runs_in_a_row_each_give_a_cold_runs_bytes_and_keep_the_cache(
     # last `KEEP` others are kept, as a whole run keeps them (the records are megabytes on
     # a large API).
     kept = {p.name for p in (out / CACHE_DIR).glob("*.json")}
-    assert {e for e in entries if not e.startswith(("validate", "patch"))} <= kept
+    assert {e for e in entries if not e.startswith(("validate", "patch", "shape"))} <= kept
     # (this run's record, the one it read and `KEEP` others)
     assert len([e for e in kept if e.startswith(f"{patch.STAGE}-")]) == KEEP + 2
 
@@ -472,3 +472,23 @@ def test_a_reference_into_a_component_from_an_unchanged_operation_is_seen_by_the
     report, _ = generated(spec, tmp_path / "work" / "out")
     assert report.patched == ["refs_get_pet"]
     assert tree_digest(tmp_path / "work" / "out") == cold(data, tmp_path / "cold")
+
+
+def test_a_spec_edited_back_and_forth_is_compared_with_the_one_the_last_run_read(
+    tmp_path: Path,
+) -> None:
+    """A patch compares the spec with the one the previous run read (its shape is kept by
+    the bytes of that spec), not with the last one validated: after A, B, A, the spec B
+    again differs from A (the last run's), though not from B (validated last: A's findings
+    were cached)."""
+    original = load(PETSTORE)
+    edited = copy.deepcopy(original)
+    _describe(edited)
+    spec = write(tmp_path / "work", original)
+    out = tmp_path / "work" / "out"
+    generated(spec, out)
+    for round_, data in enumerate([edited, original, edited, original]):
+        write(tmp_path / "work", data)
+        report, _ = generated(spec, out)
+        assert report.patched is not None
+        assert tree_digest(out) == cold(data, tmp_path / f"cold-{round_}")

@@ -21,9 +21,10 @@ whole pipeline, which stays the judge:
 
 - the previous run's record (`record`, in the stage cache under its inputs fingerprint), and
   its inputs the same but for the spec's bytes: the same mcpmint, options and project config;
-- one spec file, OpenAPI 3.0 or 3.1, clean when last validated (its shape is kept then:
-  validateparts.py), whose changes are inside path items only (everything else has the same
-  digest), no path item added or removed, and no `$ref` into `#/paths` anywhere;
+- one spec file, OpenAPI 3.0 or 3.1, whose changes from the one the previous run read are
+  inside path items only (the shape of that one, a digest of each path item and one of
+  everything else, is kept by the bytes of its file: validateparts.py, validate.py), no path
+  item added or removed, and no `$ref` into `#/paths` anywhere;
 - the changed path items' tools the same operations with the same names and operation ids
   (so every other tool keeps its name), none left out, none with an output schema cut;
 - the typed models unchanged: the changed tools' input and output schemas are the same, and
@@ -83,7 +84,13 @@ from .render import (
 )
 from .resources import generator_identity
 from .schema import RefGraph
-from .validate import SHAPE_STAGE, PendingFindings, detect_version, shape_key, validate_document
+from .validate import (
+    DOCUMENT_SHAPE_STAGE,
+    PendingFindings,
+    detect_version,
+    document_shape_key,
+    validate_document,
+)
 from .validateparts import document_shape
 from .write import (
     MANIFEST,
@@ -167,10 +174,11 @@ def patched(
         return None
     spec = config.source.spec if config is not None else source
     assert isinstance(spec, Path)
-    previous = _previous_record(spec, config, options, output, cache)
-    if previous is None:
+    found = _previous_record(spec, config, options, output, cache)
+    if found is None:
         return None
-    change = _changed_tools(spec, config, options, cache, previous, attempt)
+    previous, spec_sha256 = found
+    change = _changed_tools(spec, config, options, cache, previous, spec_sha256, attempt)
     if change is None:
         return None
     sizes = {**previous["sizes"], **definition_sizes(change.server)}
@@ -244,9 +252,9 @@ def _plain_config(config: Config) -> bool:
 
 def _previous_record(
     spec: Path, config: Config | None, options: GenerateOptions, output: Path, cache: StageCache
-) -> dict[str, Any] | None:
-    """The previous run's record, when that run's inputs were this run's but for the spec's
-    bytes (a spec that changed since)."""
+) -> tuple[dict[str, Any], str] | None:
+    """The previous run's record and the sha256 of the spec it read, when that run's inputs
+    were this run's but for the spec's bytes (a spec that changed since)."""
     recorded = recorded_inputs(output)
     if recorded is None or not isinstance(recorded.get("files"), dict):
         return None
@@ -272,7 +280,7 @@ def _previous_record(
         and isinstance(found.get("summaries"), dict)
     ):
         return None
-    return found
+    return found, str(read[spec_file])
 
 
 @dataclass(frozen=True)
@@ -292,6 +300,7 @@ def _changed_tools(
     options: GenerateOptions,
     cache: StageCache,
     previous: Mapping[str, Any],
+    spec_sha256: str,
     attempt: Attempt,
 ) -> _Change | None:
     """The changed path items' tools; None when the change is not one a patch can make."""
@@ -308,8 +317,9 @@ def _changed_tools(
     version = detect_version(document, quiet)
     if version is None or quiet.items or (version.major, version.minor) not in _VERSIONS:
         return None
-    # The last clean document's shape, read before this one's validation replaces it.
-    before = cache.get(SHAPE_STAGE, shape_key(document, version))
+    # The shape of the document the previous run read (validateparts.document_shape, kept by
+    # the validation that read it: the validation of this one may keep this one's next).
+    before = cache.get(DOCUMENT_SHAPE_STAGE, document_shape_key(document.files[0], spec_sha256))
     # Validated as a whole run validates it (validateparts.py: the changed path items only),
     # in the second process while this one goes on; a run that falls back takes it over.
     attempt.validation = Validation()
@@ -317,8 +327,11 @@ def _changed_tools(
         document, attempt.validation.found, cache=cache, deferred=attempt.validation.pending
     )
     shape = document_shape(document.data)
+    if shape is not None:  # for the next run (validation keeps it too, unless cached)
+        digest = hashlib.sha256(document.files[0].read_bytes()).hexdigest()
+        cache.put(DOCUMENT_SHAPE_STAGE, document_shape_key(document.files[0], digest), shape)
     if not isinstance(before, dict) or shape is None or before.get("rest") != shape["rest"]:
-        return None  # not clean when last validated, or changed outside the path items
+        return None  # no shape kept, or a change outside the path items
     earlier = before.get("paths")
     if not isinstance(earlier, dict) or earlier.keys() != shape["paths"].keys():
         return None  # a path item added or removed

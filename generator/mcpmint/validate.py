@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Literal
 
 from .background import Background
@@ -45,6 +46,8 @@ BACKGROUND_MIN_PATHS = 200
 # 2.0 and 3.2 documents are walked in places that module does not cover.
 _BY_PARTS = frozenset({("openapi", 3, 0), ("openapi", 3, 1)})
 SHAPE_STAGE = "validated"  # the stage cache's entries of shapes (validateparts.py)
+# The shape of each document validated, clean or not, by its one file's bytes (patch.py).
+DOCUMENT_SHAPE_STAGE = "shape"
 # The distributions whose code decides the findings (they key the cache).
 _VALIDATOR_LIBRARIES = (
     "openapi-spec-validator",
@@ -103,9 +106,10 @@ def findings(
     doc: RawDocument, version: SpecVersion, previous: Any = None, shape: Any = None
 ) -> tuple[list[Diagnostic], dict[str, Any] | None]:
     """The strict-validation warnings for `doc` (what `validate_document` reports), and the
-    document's shape when it has none (validateparts.py). `previous`: the shape of the last
-    document validated without findings; when only some path items differ from it, and
-    validating those alone finds what the whole document would, only they are validated.
+    document's shape (validateparts.py; None for a version validated whole). `previous`: the
+    shape of the last document validated without findings; when only some path items differ
+    from it, and validating those alone finds what the whole document would, only they are
+    validated.
     `shape`: `doc`'s own, when the caller has it already."""
     # Imported here: openapi-spec-validator takes a tenth of a second to import, which a run
     # whose findings are cached, or made in the second process, does not need.
@@ -120,7 +124,7 @@ def findings(
     if paths is None or not report_findings(doc, version, sink, paths):
         sink = DiagnosticSink()  # the whole document (also when the validator failed)
         report_findings(doc, version, sink)
-    return sink.items, (shape if not sink.items else None)
+    return sink.items, shape
 
 
 class PendingFindings:
@@ -163,8 +167,18 @@ class PendingFindings:
         self.sink.items[self.index : self.index] = found
         if self.cache is not None:
             self.cache.put("validate", self.key, _encode(found))
-            if shape is not None:
+            if shape is not None and not found:  # the baseline of the next validation
                 self.cache.put(SHAPE_STAGE, shape_key(self.doc, self.version), shape)
+            if shape is not None and len(self.doc.files) == 1:
+                digest = hashlib.sha256(self.doc.files[0].read_bytes()).hexdigest()
+                key = document_shape_key(self.doc.files[0], digest)
+                self.cache.put(DOCUMENT_SHAPE_STAGE, key, shape)
+
+
+def document_shape_key(file: Path, digest: str) -> str:
+    """The key of the shape of the document whose one file (as the loader read it) has the
+    sha256 `digest` (what a patched run compares the changed spec with: patch.py)."""
+    return cache_key(DOCUMENT_SHAPE_STAGE, {"file": file.as_posix(), "sha256": digest})
 
 
 def _findings_key(doc: RawDocument, version: SpecVersion) -> str:
