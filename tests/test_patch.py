@@ -492,3 +492,55 @@ def test_a_spec_edited_back_and_forth_is_compared_with_the_one_the_last_run_read
         report, _ = generated(spec, out)
         assert report.patched is not None
         assert tree_digest(out) == cold(data, tmp_path / f"cold-{round_}")
+
+
+def _huge(data: dict[str, Any], index: int) -> None:
+    """Operation `index` answers with a schema larger than an output schema may be (it is
+    cut to fit, and the build warns about every such schema at once)."""
+    fields = {
+        f"field_{n}": {"type": "string", "description": f"{n} " + "x" * 200} for n in range(300)
+    }
+    schema = {"type": "object", "properties": fields}
+    operation(data, index)["responses"] = {
+        "200": {"description": "ok", "content": {"application/json": {"schema": schema}}}
+    }
+
+
+def _fits(data: dict[str, Any]) -> None:
+    """Operation 0's result described in fewer words: the same structure, no longer cut."""
+    schema = operation(data, 0)["responses"]["200"]["content"]["application/json"]["schema"]
+    for field in schema["properties"].values():
+        field["description"] = "short"
+
+
+def _describe_first(data: dict[str, Any]) -> None:
+    operation(data, 0)["description"] = "Edited."
+
+
+def _describe_third(data: dict[str, Any]) -> None:
+    operation(data, 2)["description"] = "Edited."
+
+
+@pytest.mark.parametrize(
+    ("edit", "count"),
+    [(_describe_first, 2), (_describe_third, 2), (_fits, 1)],
+    ids=["a cut one", "another", "one no longer cut"],
+)
+def test_output_schemas_cut_to_fit_are_counted_over_every_tool(
+    tmp_path: Path, edit: Edit, count: int
+) -> None:
+    data = load(PETSTORE)
+    _huge(data, 0)
+    _huge(data, 3)
+    spec = write(tmp_path / "work", data)
+    out = tmp_path / "work" / "out"
+    generated(spec, out)
+    edit(data)
+    write(tmp_path / "work", data)
+    report, sink = generated(spec, out)
+    assert report.patched is not None
+    assert tree_digest(out) == cold(data, tmp_path / "cold")
+    _, whole = generated(tmp_path / "cold" / "spec.json", tmp_path / "cold" / "again")
+    warned = [d.message for d in sink if "output schemas are larger" in d.message]
+    assert warned == [d.message for d in whole if "output schemas are larger" in d.message]
+    assert warned[0].startswith(f"{count} output schemas")

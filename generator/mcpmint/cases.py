@@ -77,7 +77,7 @@ def build_cases(server: ir.Server, sink: DiagnosticSink) -> dict[str, Any]:
     # What a tool's case reads besides the tool: the server's settings (base URLs, security
     # schemes, variables), never another tool. With the tool memo (toolmemo.py), a tool the
     # memo gave has the case it had, unless those settings changed.
-    context = digest_of(replace(server, tools=()))
+    context = digest_of(replace(server, tools=(), cut_outputs=()))
     calls: dict[str, Any] = {}
     rejections: dict[str, Any] = {}
     unsampled: list[str] = []

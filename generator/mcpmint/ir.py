@@ -190,6 +190,8 @@ class Server:
     security_schemes: tuple[SecurityScheme, ...]
     source_file: str = ""  # the spec's path, relative to the output folder's config
     skipped: tuple[str, ...] = field(default=())  # human-readable notes about what was left out
+    # "METHOD /path" of each tool whose output schema was cut to fit, in document order.
+    cut_outputs: tuple[str, ...] = ()
     # The `toolModes` section of tools.json (modes, core, groups, concise results), or None
     # when the config has no `tools` section (generator/mcpmint/toolmodes.py).
     tool_modes: dict[str, Any] | None = None

@@ -26,7 +26,8 @@ whole pipeline, which stays the judge:
   everything else, is kept by the bytes of its file: validateparts.py, validate.py), no path
   item added or removed, and no `$ref` into `#/paths` anywhere;
 - the changed path items' tools the same operations with the same names and operation ids
-  (so every other tool keeps its name), none left out, none with an output schema cut;
+  (so every other tool keeps its name), none left out (the warning about output schemas cut
+  to fit, which counts every tool's, is made again from the record's list and theirs);
 - the typed models unchanged: the changed tools' input and output schemas are the same, and
   the token estimate that decides a large API's result models and warning did not cross the
   line;
@@ -59,7 +60,7 @@ from .cases import build_cases
 from .config import CONFIG_NAMES, Config, scaffold_text
 from .diagnostics import DiagnosticSink
 from .frontends.manifest import is_manifest
-from .frontends.openapi import BuildOptions, build_server
+from .frontends.openapi import HTTP_METHODS, BuildOptions, build_server, cut_outputs_warning
 from .jsontext import compact, pretty
 from .largeapi import (
     definition_sizes,
@@ -114,12 +115,13 @@ _ENTRY_CLOSE = "\n    }"
 
 def record(server: ir.Server, summaries: Mapping[str, str]) -> dict[str, Any]:
     """What the next run needs to patch this run's files: each tool's operation (its
-    pointer) with the tool's name and operation id, each tool's `tools/list` size, and each
-    lock summary's canonical text."""
+    pointer) with the tool's name and operation id, each tool's `tools/list` size, each
+    lock summary's canonical text, and the operations whose output schemas were cut."""
     return {
         "tools": {tool.source: [tool.name, tool.operation_id] for tool in server.tools},
         "sizes": definition_sizes(server),
         "summaries": dict(summaries),
+        "cut": list(server.cut_outputs),
     }
 
 
@@ -209,6 +211,7 @@ def patched(
     assert attempt.validation is not None
     attempt.validation.take_over(sink, deferred)
     attempt.validation = None
+    cut = _with_every_cut(change, previous)
     sink.extend(change.reported.items)
     if config is None:
         spec_file, root = relative(spec, output), options.root
@@ -230,6 +233,7 @@ def patched(
             "sizes": sizes,
             "summaries": tree.lock_summaries,
             "graph": change.graph,
+            "cut": cut,
         }
         cache.put(STAGE, record_key(inputs["fingerprint"]), new_record)
     return report
@@ -290,6 +294,7 @@ class _Change:
     server: ir.Server  # the changed path items' tools only
     document: RawDocument  # the whole new document
     shape: dict[str, Any]  # its shape (validateparts.document_shape)
+    changed: frozenset[str]  # the changed path items' paths
     reported: DiagnosticSink  # what building the tools reported
     graph: dict[str, Any]  # the reference graph's parts, and the digest of what made them
 
@@ -351,7 +356,7 @@ def _changed_tools(
     graph = RefGraph(part.data, known if same_rest else None)
     built = DiagnosticSink()
     server = build_server(part, version, build_options, built, graph)
-    if server is None or built.has_errors or server.skipped or _cut(built):
+    if server is None or built.has_errors or server.skipped:
         return None
     if config is not None:
         from .pipeline import configured
@@ -362,7 +367,8 @@ def _changed_tools(
     new = {tool.source: (tool.name, tool.operation_id) for tool in server.tools}
     if old != new:
         return None
-    return _Change(server, document, shape, built, {"rest": shape["rest"], **graph.parts()})
+    graph_parts = {"rest": shape["rest"], **graph.parts()}
+    return _Change(server, document, shape, frozenset(changed), built, graph_parts)
 
 
 def _overrides_of(options: BuildOptions, data: Mapping[str, Any]) -> tuple[Any, ...]:
@@ -384,9 +390,28 @@ def _overrides_of(options: BuildOptions, data: Mapping[str, Any]) -> tuple[Any, 
     return tuple(override for override in options.overrides if names_one(override.key))
 
 
-def _cut(sink: DiagnosticSink) -> bool:
-    """The build cut an output schema: its warning counts every tool's."""
-    return any("output schemas are larger than" in item.message for item in sink.items)
+def _with_every_cut(change: _Change, previous: Mapping[str, Any]) -> list[str]:
+    """Every operation whose output schema is cut ("METHOD /path", in document order), and
+    the build's warning about them counting every tool's, not the changed ones' only."""
+    paths = change.document.data["paths"]
+    keys = [
+        f"{method.upper()} {path}"
+        for path, item in paths.items()
+        for method in HTTP_METHODS
+        if isinstance(item, Mapping) and method in item
+    ]
+    order = {key: index for index, key in enumerate(keys)}
+    rebuilt = {key for key in order if key.split(" ", 1)[1] in change.changed}
+    cut = {*(key for key in previous["cut"] if key not in rebuilt), *change.server.cut_outputs}
+    every = sorted(cut, key=lambda key: order.get(key, len(order)))
+    where = change.document.locate("#/paths")
+    items = change.reported.items
+    if change.server.cut_outputs:  # the build's own warning, about the changed tools only
+        own = cut_outputs_warning(change.server.cut_outputs)[0]
+        items[:] = [d for d in items if (d.location, d.message) != (where, own)]
+    if every:
+        change.reported.warning(where, *cut_outputs_warning(every))
+    return every
 
 
 def _patched_tree(

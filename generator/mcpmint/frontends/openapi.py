@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from fnmatch import fnmatchcase
 from typing import Any
@@ -110,6 +110,18 @@ def build_server(
     return _Builder(doc, version, options, sink, graph).build()
 
 
+def cut_outputs_warning(cut: Sequence[str]) -> tuple[str, str]:
+    """The message and hint of the warning about the output schemas `cut` to fit ("METHOD
+    /path" of each, in document order), located at `#/paths`."""
+    return (
+        f"{len(cut)} output schemas are larger than {OUTPUT_SCHEMA_MAX_BYTES // 1024} KB and "
+        "were cut to the depth that fits (below it, only types): "
+        + ", ".join(cut[:5])
+        + (" ..." if len(cut) > 5 else ""),
+        "whole responses still reach the model; the schema only describes less deeply",
+    )
+
+
 class _Builder:
     def __init__(
         self,
@@ -154,15 +166,7 @@ class _Builder:
         if self.sink.has_errors:
             return None
         if self.cut_outputs:
-            self.sink.warning(
-                self.locate("#/paths"),
-                f"{len(self.cut_outputs)} output schemas are larger than "
-                f"{OUTPUT_SCHEMA_MAX_BYTES // 1024} KB and were cut to the depth that fits "
-                "(below it, only types): "
-                + ", ".join(self.cut_outputs[:5])
-                + (" ..." if len(self.cut_outputs) > 5 else ""),
-                "whole responses still reach the model; the schema only describes less deeply",
-            )
+            self.sink.warning(self.locate("#/paths"), *cut_outputs_warning(self.cut_outputs))
         base_url, servers = self.base_url()
         url_template, url_variables = servers_check.server_template(self.data, base_url)
         return common.new_server(
@@ -177,6 +181,7 @@ class _Builder:
             server_url_template=url_template,
             server_variables=url_variables,
             skipped=tuple(self.skipped),
+            cut_outputs=tuple(self.cut_outputs),
         )
 
     def base_url(self) -> tuple[str, tuple[str, ...]]:
