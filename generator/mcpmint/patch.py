@@ -28,9 +28,9 @@ whole pipeline, which stays the judge:
 - the changed path items' tools the same operations with the same names and operation ids
   (so every other tool keeps its name), none left out (the warning about output schemas cut
   to fit, which counts every tool's, is made again from the record's list and theirs);
-- the typed models unchanged: the changed tools' input and output schemas are the same, and
-  the token estimate that decides a large API's result models and warning did not cross the
-  line;
+- the typed models unchanged: the changed tools' arguments (and results, where results have
+  models) the same structure (`models.structure`), and the token estimate that decides a
+  large API's result models and warning on the same side of the line;
 - a project config with one OpenAPI source and no `tools` section, selection, resource
   templates or partial runs (each makes the server from every tool);
 - every generated file as the previous run wrote it (the manifest's hashes), every
@@ -282,6 +282,7 @@ def _previous_record(
         and isinstance(found.get("tools"), dict)
         and isinstance(found.get("sizes"), dict)
         and isinstance(found.get("summaries"), dict)
+        and isinstance(found.get("cut"), list)
     ):
         return None
     return found, str(read[spec_file])
@@ -293,7 +294,6 @@ class _Change:
 
     server: ir.Server  # the changed path items' tools only
     document: RawDocument  # the whole new document
-    shape: dict[str, Any]  # its shape (validateparts.document_shape)
     changed: frozenset[str]  # the changed path items' paths
     reported: DiagnosticSink  # what building the tools reported
     graph: dict[str, Any]  # the reference graph's parts, and the digest of what made them
@@ -368,7 +368,7 @@ def _changed_tools(
     if old != new:
         return None
     graph_parts = {"rest": shape["rest"], **graph.parts()}
-    return _Change(server, document, shape, frozenset(changed), built, graph_parts)
+    return _Change(server, document, frozenset(changed), built, graph_parts)
 
 
 def _overrides_of(options: BuildOptions, data: Mapping[str, Any]) -> tuple[Any, ...]:
