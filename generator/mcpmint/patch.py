@@ -113,15 +113,19 @@ _ENTRY_OPEN = "\n    {\n"
 _ENTRY_CLOSE = "\n    }"
 
 
-def record(server: ir.Server, summaries: Mapping[str, str]) -> dict[str, Any]:
+def record(
+    server: ir.Server, summaries: Mapping[str, str], graph: RefGraph | None
+) -> dict[str, Any]:
     """What the next run needs to patch this run's files: each tool's operation (its
     pointer) with the tool's name and operation id, each tool's `tools/list` size, each
-    lock summary's canonical text, and the operations whose output schemas were cut."""
+    lock summary's canonical text, the operations whose output schemas were cut, and the
+    parts of the spec's reference graph (when the build made one)."""
     return {
         "tools": {tool.source: [tool.name, tool.operation_id] for tool in server.tools},
         "sizes": definition_sizes(server),
         "summaries": dict(summaries),
         "cut": list(server.cut_outputs),
+        **({"graph": graph.parts()} if graph is not None else {}),
     }
 
 
@@ -133,10 +137,13 @@ def record_key(fingerprint: str) -> str:
 @dataclass
 class Attempt:
     """What an attempt that fell back leaves for the pipeline, so that it is not done twice:
-    the spec, loaded without a word (0.2-0.3 s on GitHub's), and its validation, begun."""
+    the spec, loaded without a word (0.2-0.3 s on GitHub's), and its validation, begun; and
+    what the pipeline's build leaves for the record (`record`)."""
 
     document: RawDocument | None = None
     validation: Validation | None = None
+    # The spec's reference graph, made by the build (the next run's patch reads its parts).
+    graph: RefGraph | None = None
 
 
 @dataclass
@@ -232,7 +239,7 @@ def patched(
             **previous,
             "sizes": sizes,
             "summaries": tree.lock_summaries,
-            "graph": change.graph,
+            "graph": change.graph.parts(),
             "cut": cut,
         }
         cache.put(STAGE, record_key(inputs["fingerprint"]), new_record)
@@ -296,7 +303,7 @@ class _Change:
     document: RawDocument  # the whole new document
     changed: frozenset[str]  # the changed path items' paths
     reported: DiagnosticSink  # what building the tools reported
-    graph: dict[str, Any]  # the reference graph's parts, and the digest of what made them
+    graph: RefGraph  # the reference graph the tools were built with
 
 
 def _changed_tools(
@@ -350,10 +357,9 @@ def _changed_tools(
         build_options = config_options(config)
         build_options = replace(build_options, overrides=_overrides_of(build_options, part.data))
     # The reference graph: its cycles and their names are those of every document with the
-    # same everything-but-path-items (schema.RefGraph), kept from the last patched run.
+    # same everything-but-path-items (schema.RefGraph), the previous run's (checked above).
     known = previous.get("graph")
-    same_rest = isinstance(known, dict) and known.get("rest") == shape["rest"]
-    graph = RefGraph(part.data, known if same_rest else None)
+    graph = RefGraph(part.data, known if isinstance(known, dict) else None)
     built = DiagnosticSink()
     server = build_server(part, version, build_options, built, graph)
     if server is None or built.has_errors or server.skipped:
@@ -367,8 +373,7 @@ def _changed_tools(
     new = {tool.source: (tool.name, tool.operation_id) for tool in server.tools}
     if old != new:
         return None
-    graph_parts = {"rest": shape["rest"], **graph.parts()}
-    return _Change(server, document, frozenset(changed), built, graph_parts)
+    return _Change(server, document, frozenset(changed), built, graph)
 
 
 def _overrides_of(options: BuildOptions, data: Mapping[str, Any]) -> tuple[Any, ...]:

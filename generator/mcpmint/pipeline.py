@@ -47,6 +47,7 @@ from .quickcheck import relative, run_options
 from .quickcheck import up_to_date as up_to_date
 from .render import FileTree, RenderInputs, models_file, models_path, render
 from .resources import generator_identity
+from .schema import RefGraph
 from .sources import Part, merge_sources
 from .strict import strict_server
 from .toolmemo import reusing_tools
@@ -240,7 +241,10 @@ def _build_source(
             warm_up(warm_up_models)
         _stop_on_errors(sink)
         assert version is not None
-        server = build_server(document, version, options, sink)
+        # Made here to be kept: a patched next run reads its parts (patch.py).
+        graph = RefGraph(document.data) if version.family != "swagger" else None
+        attempt.graph = graph
+        server = build_server(document, version, options, sink, graph)
     _stop_on_errors(sink)
     assert server is not None
     if source is not None and source.resources is not None:  # opt-in resource templates
@@ -414,7 +418,7 @@ def _generate(
         if cache.folder is None:
             cache.folder = output / CACHE_DIR
         report = _render_and_write(
-            server, files, spec_path, output, config, options, sink, cache, deferred
+            server, files, spec_path, output, config, options, sink, cache, deferred, attempt
         )
     if memo.missed or memo.used.keys() != memo.previous.keys():
         cache.put("tools", cache_key("tools", "memo"), memo.used)
@@ -485,6 +489,7 @@ def _render_and_write(
     sink: DiagnosticSink,
     cache: StageCache,
     deferred: list[PendingFindings],
+    attempt: Attempt,
 ) -> WriteReport:
     spec_file = relative(spec_path, output)
     root_file = relative(options.root, output) if options.root and config is None else None
@@ -516,7 +521,7 @@ def _render_and_write(
     report, inputs = write_outputs(tree, files, spec_path, output, config, options, sink, deferred)
     if tree.lock_summaries is not None and _written(report, options, sink):
         # What the next run needs to patch this one's outputs per tool (patch.py).
-        record = patch_record(server, tree.lock_summaries)
+        record = patch_record(server, tree.lock_summaries, attempt.graph)
         cache.put(PATCH_STAGE, patch_key(inputs["fingerprint"]), record)
     return report
 
