@@ -100,6 +100,28 @@ def cyclic(data: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
+def config_run(folder: Path, data: dict[str, Any], config: str) -> WriteReport:
+    """`mcpmint generate` of `folder/mcpmint.yaml` (`config`), its spec `data` beside it;
+    breaking changes are refused (the report says `blocked`), nothing else may fail."""
+    write(folder, data)
+    (folder / "mcpmint.yaml").write_text(config, encoding="utf-8")
+    sink = DiagnosticSink()
+    loaded = load_config(folder / "mcpmint.yaml", sink)
+    assert loaded is not None, [d.render() for d in sink]
+    report = generate(loaded, GenerateOptions(output=None), sink)
+    assert not sink.has_errors or report.blocked, [d.render() for d in sink]
+    return report
+
+
+def without_record(source: Path, copy_to: Path, out: Path | None = None) -> None:
+    """A copy of the folder `source` whose next run is a whole one: no patch record in the
+    stage cache of its output folder (`out`, relative; default the folder itself)."""
+    shutil.copytree(source, copy_to)
+    cache = (copy_to / out if out is not None else copy_to) / CACHE_DIR
+    for entry in cache.glob(f"{patch.STAGE}-*.json"):
+        entry.unlink()
+
+
 def operation(data: dict[str, Any], index: int = 0) -> dict[str, Any]:
     """The `index`-th operation of the document."""
     found = [
@@ -291,9 +313,7 @@ def test_a_patched_run_reports_the_changes_and_warnings_a_whole_run_does(
     data = load(PETSTORE)
     spec = write(tmp_path / "patched", data)
     generated(spec, tmp_path / "patched" / "out")
-    shutil.copytree(tmp_path / "patched", tmp_path / "whole")
-    for entry in (tmp_path / "whole" / "out" / CACHE_DIR).glob(f"{patch.STAGE}-*.json"):
-        entry.unlink()  # no record: the whole pipeline runs
+    without_record(tmp_path / "patched", tmp_path / "whole", Path("out"))
     _wrong_example(data)
     reports = {}
     for folder in ("patched", "whole"):
@@ -375,20 +395,10 @@ def test_a_project_config_run_is_patched_unless_its_server_is_made_from_every_to
     data = load(PETSTORE)
     changed = copy.deepcopy(data)
     _describe(changed)
-
-    def config_run(folder: Path, document: dict[str, Any]) -> WriteReport:
-        write(folder, document)
-        (folder / "mcpmint.yaml").write_text(text, encoding="utf-8")
-        sink = DiagnosticSink()
-        config = load_config(folder / "mcpmint.yaml", sink)
-        assert config is not None, [d.render() for d in sink]
-        report = generate(config, GenerateOptions(output=None), sink)
-        assert not sink.has_errors, [d.render() for d in sink]
-        return report
-
-    config_run(tmp_path / "cold", changed)
-    config_run(tmp_path / "work", data)
-    report = config_run(tmp_path / "work", changed)
+    config_run(tmp_path / "cold", changed, text)
+    config_run(tmp_path / "work", data, text)
+    report = config_run(tmp_path / "work", changed, text)
+    assert not report.blocked
     assert (report.patched is not None) == patched
     assert tree_digest(tmp_path / "work") == tree_digest(tmp_path / "cold")
 
@@ -411,26 +421,13 @@ def test_a_breaking_change_stops_a_patched_run_as_it_stops_a_whole_one(tmp_path:
         "200": {"description": "ok", "content": {"application/json": {"schema": schema}}}
     }
     config = "sources:\n  - spec: spec.json\noutput:\n  result_models: handlers\n"
-
-    def config_run(folder: Path) -> WriteReport:
-        write(folder, data)
-        (folder / "mcpmint.yaml").write_text(config, encoding="utf-8")
-        sink = DiagnosticSink()
-        loaded = load_config(folder / "mcpmint.yaml", sink)
-        assert loaded is not None, [d.render() for d in sink]
-        report = generate(loaded, GenerateOptions(output=None), sink)
-        assert not sink.has_errors or report.blocked, [d.render() for d in sink]
-        return report
-
-    config_run(tmp_path / "patched")
-    shutil.copytree(tmp_path / "patched", tmp_path / "whole")
-    for entry in (tmp_path / "whole" / CACHE_DIR).glob(f"{patch.STAGE}-*.json"):
-        entry.unlink()
+    config_run(tmp_path / "patched", data, config)
+    without_record(tmp_path / "patched", tmp_path / "whole")
     del fields["dropped"]
     reports = {}
     for folder in ("patched", "whole"):
         before = tree_digest(tmp_path / folder)
-        reports[folder] = config_run(tmp_path / folder)
+        reports[folder] = config_run(tmp_path / folder, data, config)
         assert reports[folder].blocked
         before.pop("spec.json")
         after = tree_digest(tmp_path / folder)
