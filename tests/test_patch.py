@@ -555,3 +555,24 @@ def test_output_schemas_cut_to_fit_are_counted_over_every_tool(
     warned = [d.message for d in sink if "output schemas are larger" in d.message]
     assert warned == [d.message for d in whole if "output schemas are larger" in d.message]
     assert warned[0].startswith(f"{count} output schemas")
+
+
+def test_a_yaml_spec_edited_as_text_is_patched_to_the_bytes_of_a_cold_run(
+    tmp_path: Path,
+) -> None:
+    """The other tests write JSON; a YAML spec (where diagnostics have lines) edited in
+    place, as a person edits it."""
+    text = PETSTORE.read_text(encoding="utf-8")
+    edited = text.replace("summary: Get a pet", "summary: One pet, by its id", 1)
+    assert edited != text
+    work, folder = tmp_path / "work", tmp_path / "cold"
+    for where in (work, folder):
+        where.mkdir()
+    (work / "spec.yaml").write_text(text, encoding="utf-8")
+    generated(work / "spec.yaml", work / "out")
+    (work / "spec.yaml").write_text(edited, encoding="utf-8")
+    report, _ = generated(work / "spec.yaml", work / "out")
+    assert report.patched is not None
+    (folder / "spec.yaml").write_text(edited, encoding="utf-8")
+    generated(folder / "spec.yaml", folder / "out")
+    assert tree_digest(work / "out") == tree_digest(folder / "out")
