@@ -236,6 +236,7 @@ _TOOLS_CLOSE = "\n  }\n}\n"  # `tools` sorts last of the lock's keys
 _KEY_LINE = '\n    "'  # the start of a tool's line (deeper lines have more spaces)
 _TOOL_KEY = re.compile(r'    ("[A-Za-z0-9_.-]*"): \{\n')
 _TOOL_CLOSE = "\n    }"
+_HASH_LINE = '\n  "hash": "'  # the lock's own hash (deeper `hash` lines have more spaces)
 
 
 def _tools_span(text: str) -> tuple[int, int] | None:
@@ -263,9 +264,39 @@ def _differing_stretch(
     new_tools = _tools_over(new_text, new, ahead, behind)
     if old_tools is None or new_tools is None:
         return None
+    return _head(old_text, old), old_tools, new_tools
+
+
+def _head(text: str, span: tuple[int, int]) -> str:
+    """The text of a lock with `{}` for its tools (`span`: `_tools_span(text)`)."""
     # `"tools": {` ... `\n  }`, less what is between the braces
-    head = old_text[: old[0] - 1] + "}" + old_text[old[1] + len("\n  }") :]
-    return head, old_tools, new_tools
+    return text[: span[0] - 1] + "}" + text[span[1] + len("\n  }") :]
+
+
+def patched_text(
+    text: str, summaries: Mapping[str, Any], digest: str
+) -> tuple[str, dict[str, Any]] | None:
+    """A lock text laid out as `dump` writes it, with the summaries of the tools named in
+    `summaries` and its `hash` (`digest`) replaced (patch.py), and its document with no
+    tools; None when it is not laid out so or lacks one of the tools."""
+    span = _tools_span(text)
+    hash_at = text.find(_HASH_LINE) + len(_HASH_LINE)
+    if span is None or hash_at < len(_HASH_LINE) or text[hash_at + 64 : hash_at + 65] != '"':
+        return None
+    spans = [(hash_at, hash_at + 64, digest)]
+    for name, summary in summaries.items():
+        key = text.find(f"{_KEY_LINE[:-1]}{canonical(name)}: {{\n", span[0] - 1, span[1])
+        end = text.find(_TOOL_CLOSE, key, span[1] + 1) if key >= 0 else -1
+        if end < 0:
+            return None
+        value = text.index("{", key)
+        spans.append((value, end + len(_TOOL_CLOSE), pretty(summary).replace("\n", "\n    ")))
+    parts, at = [], 0
+    for start, stop, new in sorted(spans):
+        parts += [text[at:start], new]
+        at = stop
+    new_text = "".join([*parts, text[at:]])
+    return new_text, parse_lock(_head(text, span))
 
 
 def _same_run(a: str, i: int, b: str, j: int, limit: int, *, backward: bool = False) -> int:

@@ -70,7 +70,7 @@ from .largeapi import (
     warn_if_large,
 )
 from .load import RawDocument, load_document
-from .lock import LOCK_FILE, lock_parts, parse_lock, summaries_digest
+from .lock import LOCK_FILE, lock_parts, patched_text, summaries_digest
 from .models import structure
 from .quickcheck import GenerateOptions, relative, run_options
 from .render import (
@@ -88,6 +88,7 @@ from .schema import RefGraph
 from .validate import (
     DOCUMENT_SHAPE_STAGE,
     PendingFindings,
+    SpecVersion,
     detect_version,
     document_shape_key,
     validate_document,
@@ -100,6 +101,7 @@ from .write import (
     inputs_fingerprint,
     recorded_inputs,
     safe_relative,
+    sha256_each,
 )
 
 __all__ = ["STAGE", "Attempt", "Validation", "patched", "record", "record_key"]
@@ -151,6 +153,7 @@ class Validation:
     """A document's validation, begun (`validate_document`) into a sink of its own: whoever
     goes on with the run takes it over (`take_over`)."""
 
+    version: SpecVersion  # the document's, as validation detected it
     found: DiagnosticSink = field(default_factory=DiagnosticSink)  # findings made at once
     pending: list[PendingFindings] = field(default_factory=list)  # findings being made
 
@@ -186,8 +189,8 @@ def patched(
     found = _previous_record(spec, config, options, output, cache)
     if found is None:
         return None
-    previous, spec_sha256 = found
-    change = _changed_tools(spec, config, options, cache, previous, spec_sha256, attempt)
+    previous, shas = found
+    change = _changed_tools(spec, config, options, cache, previous, shas, attempt)
     if change is None:
         return None
     sizes = {**previous["sizes"], **definition_sizes(change.server)}
@@ -263,9 +266,9 @@ def _plain_config(config: Config) -> bool:
 
 def _previous_record(
     spec: Path, config: Config | None, options: GenerateOptions, output: Path, cache: StageCache
-) -> tuple[dict[str, Any], str] | None:
-    """The previous run's record and the sha256 of the spec it read, when that run's inputs
-    were this run's but for the spec's bytes (a spec that changed since)."""
+) -> tuple[dict[str, Any], tuple[str, str]] | None:
+    """The previous run's record and the sha256 of the spec it read and of the spec now, when
+    that run's inputs were this run's but for the spec's bytes (a spec that changed since)."""
     recorded = recorded_inputs(output)
     if recorded is None or not isinstance(recorded.get("files"), dict):
         return None
@@ -274,7 +277,8 @@ def _previous_record(
     read = dict(recorded["files"])
     if set(read) != {spec_file} | ({config_file} if config_file else set()):
         return None
-    if file_sha256(spec) == read[spec_file]:
+    now = file_sha256(spec)
+    if now == read[spec_file]:
         return None  # the spec is the same: what changed is the pipeline's to find
     if config is not None and config_file is not None:
         read[config_file] = file_sha256(config.path)
@@ -292,7 +296,7 @@ def _previous_record(
         and isinstance(found.get("cut"), list)
     ):
         return None
-    return found, str(read[spec_file])
+    return found, (str(read[spec_file]), now)
 
 
 @dataclass(frozen=True)
@@ -312,7 +316,7 @@ def _changed_tools(
     options: GenerateOptions,
     cache: StageCache,
     previous: Mapping[str, Any],
-    spec_sha256: str,
+    shas: tuple[str, str],
     attempt: Attempt,
 ) -> _Change | None:
     """The changed path items' tools; None when the change is not one a patch can make."""
@@ -331,17 +335,17 @@ def _changed_tools(
         return None
     # The shape of the document the previous run read (validateparts.document_shape, kept by
     # the validation that read it: the validation of this one may keep this one's next).
-    before = cache.get(DOCUMENT_SHAPE_STAGE, document_shape_key(document.files[0], spec_sha256))
+    then, now = shas  # the sha256 of the spec the previous run read, and of this one
+    before = cache.get(DOCUMENT_SHAPE_STAGE, document_shape_key(document.files[0], then))
     # Validated as a whole run validates it (validateparts.py: the changed path items only),
     # in the second process while this one goes on; a run that falls back takes it over.
-    attempt.validation = Validation()
+    attempt.validation = Validation(version=version)
     validate_document(
         document, attempt.validation.found, cache=cache, deferred=attempt.validation.pending
     )
     shape = document_shape(document.data)
     if shape is not None:  # for the next run (validation keeps it too, unless cached)
-        digest = hashlib.sha256(document.files[0].read_bytes()).hexdigest()
-        cache.put(DOCUMENT_SHAPE_STAGE, document_shape_key(document.files[0], digest), shape)
+        cache.put(DOCUMENT_SHAPE_STAGE, document_shape_key(document.files[0], now), shape)
     if not isinstance(before, dict) or shape is None or before.get("rest") != shape["rest"]:
         return None  # no shape kept, or a change outside the path items
     earlier = before.get("paths")
@@ -474,25 +478,21 @@ def _current_files(output: Path) -> _Current | None:
         listed = [*hashes, *scaffolded]
         if not all(isinstance(path, str) and safe_relative(path) for path in listed):
             return None
-        found = read_each([output / path for path in hashes])
+        patchable = [p for p in hashes if p in _PATCHED or p.endswith("/_generated/tools.json")]
+        kept = [path for path in hashes if path not in patchable]
+        # Edited by hand, or missing: the pipeline says so.
+        if sha256_each([output / path for path in kept]) != [hashes[path] for path in kept]:
+            return None
         texts: dict[str, str] = {}
-        for (path, digest), data in zip(hashes.items(), found, strict=True):
-            if hashlib.sha256(data).hexdigest() != digest:
-                return None  # edited by hand, or missing: the pipeline says so
-            if path in _PATCHED or path.endswith("/_generated/tools.json"):
-                texts[path] = data.decode("utf-8")
+        for path in patchable:
+            data = (output / path).read_bytes()
+            if hashlib.sha256(data).hexdigest() != hashes[path]:
+                return None
+            texts[path] = data.decode("utf-8")
         scaffold = {path: (output / path).read_text(encoding="utf-8") for path in scaffolded}
     except (OSError, ValueError, KeyError, TypeError):
         return None
     return _Current(dict(hashes), texts, scaffold)
-
-
-def read_each(paths: list[Path]) -> list[bytes]:
-    """The bytes of each path, two at a time (reading lets go of the GIL)."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        return list(pool.map(Path.read_bytes, paths))
 
 
 def _entry_span(text: str, name: str, start: int, end: int) -> tuple[int, int]:
@@ -553,28 +553,12 @@ def _patched_lock(
     """The lock's document (its head and the changed tools' summaries: what the comparison
     with the previous lock reads), every summary's canonical text, and its new text."""
     new, texts = lock_parts(server)
-    summaries = dict(previous["summaries"])
-    summaries.update(texts)
-    digest = summaries_digest(summaries)
-    spans = []
-    for name, summary in new["tools"].items():
-        key = f"\n    {compact(name)}: {{\n"
-        at = text.find(key)
-        if at < 0:
-            raise _Unpatchable(name)
-        first = at + len(key) - 2
-        last = text.find("\n    }", first) + len("\n    }")
-        spans.append((first, last, _indented(summary, 4)))
-    hash_line = '\n  "hash": "'
-    at = text.index(hash_line) + len(hash_line)
-    if text[at + 64] != '"':
-        raise _Unpatchable("hash")
-    spans.append((at, at + 64, digest))
-    patched_text = _replaced(text, spans)
-    tools_at = patched_text.index('\n  "tools": {\n')
-    head = parse_lock(patched_text[:tools_at] + '\n  "tools": {}\n}\n')
-    document = {**head, "tools": new["tools"]}
-    return document, summaries, patched_text
+    summaries = {**previous["summaries"], **texts}
+    patched = patched_text(text, new["tools"], summaries_digest(summaries))
+    if patched is None:
+        raise _Unpatchable(LOCK_FILE)
+    new_text, head = patched
+    return {**head, "tools": new["tools"]}, summaries, new_text
 
 
 def _patched_cases(text: str, server: ir.Server, previous: Mapping[str, Any]) -> str | None:

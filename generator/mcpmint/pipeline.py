@@ -52,7 +52,7 @@ from .sources import Part, merge_sources
 from .strict import strict_server
 from .toolmemo import reusing_tools
 from .toolmodes import apply_tools_options, check_budget
-from .validate import PendingFindings, detect_version, validate_document
+from .validate import PendingFindings, SpecVersion, validate_document
 from .write import (
     FROM_CONFIG,
     WriteReport,
@@ -230,9 +230,10 @@ def _build_source(
         server = build_manifest_server(document, options, sink)
     else:
         waiting = len(deferred) if deferred is not None else 0
+        version: SpecVersion | None
         if attempt.validation is not None and deferred is not None:
             attempt.validation.take_over(sink, deferred)
-            version = detect_version(document, DiagnosticSink())
+            version = attempt.validation.version
         else:
             version = validate_document(document, sink, cache=cache, deferred=deferred)
         if deferred is not None and len(deferred) > waiting:

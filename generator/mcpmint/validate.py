@@ -64,7 +64,6 @@ def validate_document(
     *,
     cache: StageCache | None = None,
     deferred: list[PendingFindings] | None = None,
-    shape: Any = None,
 ) -> SpecVersion | None:
     """Detect the OpenAPI/Swagger version of `doc` and report validation findings.
 
@@ -77,7 +76,6 @@ def validate_document(
             second process and a `PendingFindings` is appended here instead; the caller
             must `join` it (which puts the warnings where they would have been in `sink`).
             Findings are only ever warnings, so no later decision depends on them.
-        shape: the document's shape (validateparts.document_shape), when the caller has it.
 
     Returns:
         The version, or None if the document is not a supported OpenAPI/Swagger document.
@@ -85,7 +83,8 @@ def validate_document(
     version = detect_version(doc, sink)
     if version is None:
         return None
-    key = _findings_key(doc, version)
+    digests = [hashlib.sha256(path.read_bytes()).hexdigest() for path in doc.files]
+    key = _findings_key(doc, version, digests)
     stored = cache.get("validate", key) if cache is not None else None
     # The shape of the last document validated without findings (validateparts.py), read
     # even on a hit so that the cache keeps it.
@@ -94,7 +93,7 @@ def validate_document(
     if found is not None:
         sink.extend(found)
         return version
-    pending = PendingFindings(doc, version, sink, cache, key, previous, shape)
+    pending = PendingFindings(doc, version, sink, cache, key, previous, digests)
     if deferred is not None and pending.start():
         deferred.append(pending)
     else:
@@ -103,22 +102,20 @@ def validate_document(
 
 
 def findings(
-    doc: RawDocument, version: SpecVersion, previous: Any = None, shape: Any = None
+    doc: RawDocument, version: SpecVersion, previous: Any = None
 ) -> tuple[list[Diagnostic], dict[str, Any] | None]:
     """The strict-validation warnings for `doc` (what `validate_document` reports), and the
     document's shape (validateparts.py; None for a version validated whole). `previous`: the
     shape of the last document validated without findings; when only some path items differ
     from it, and validating those alone finds what the whole document would, only they are
-    validated.
-    `shape`: `doc`'s own, when the caller has it already."""
+    validated."""
     # Imported here: openapi-spec-validator takes a tenth of a second to import, which a run
     # whose findings are cached, or made in the second process, does not need.
     from .strictcheck import report_findings
     from .validateparts import changed_paths, document_shape
 
     by_parts = (version.family, version.major, version.minor) in _BY_PARTS
-    if shape is None and by_parts:
-        shape = document_shape(doc.data)
+    shape = document_shape(doc.data) if by_parts else None
     paths = changed_paths(previous, shape, doc.data) if by_parts else None
     sink = DiagnosticSink()
     if paths is None or not report_findings(doc, version, sink, paths):
@@ -138,10 +135,11 @@ class PendingFindings:
         cache: StageCache | None,
         key: str,
         previous: Any = None,
-        shape: Any = None,
+        digests: list[str] | None = None,
     ) -> None:
+        """`digests`: the sha256 of each of `doc`'s files (the findings' key is made of them)."""
         self.doc, self.version, self.sink, self.cache, self.key = doc, version, sink, cache, key
-        self.previous, self.shape = previous, shape
+        self.previous, self.digests = previous, digests
         self.index = len(sink.items)  # where the warnings go, as if reported right now
         self._background: Background[tuple[list[Diagnostic], dict[str, Any] | None]] | None = None
 
@@ -149,8 +147,8 @@ class PendingFindings:
         """Fork a worker when it pays and is safe; False means "run it in `join`"."""
         paths = self.doc.data.get("paths")
         big = isinstance(paths, dict) and len(paths) >= BACKGROUND_MIN_PATHS
-        doc, version, previous, shape = self.doc, self.version, self.previous, self.shape
-        self._background = Background(lambda: findings(doc, version, previous, shape), worth_it=big)
+        doc, version, previous = self.doc, self.version, self.previous
+        self._background = Background(lambda: findings(doc, version, previous), worth_it=big)
         return self._background.forked
 
     def report_to(self, sink: DiagnosticSink) -> None:
@@ -162,16 +160,15 @@ class PendingFindings:
         if self._background is not None:
             found, shape = self._background.result()
         else:
-            found, shape = findings(self.doc, self.version, self.previous, self.shape)
+            found, shape = findings(self.doc, self.version, self.previous)
         self._background = None
         self.sink.items[self.index : self.index] = found
         if self.cache is not None:
             self.cache.put("validate", self.key, _encode(found))
             if shape is not None and not found:  # the baseline of the next validation
                 self.cache.put(SHAPE_STAGE, shape_key(self.doc, self.version), shape)
-            if shape is not None and len(self.doc.files) == 1:
-                digest = hashlib.sha256(self.doc.files[0].read_bytes()).hexdigest()
-                key = document_shape_key(self.doc.files[0], digest)
+            if shape is not None and self.digests is not None and len(self.doc.files) == 1:
+                key = document_shape_key(self.doc.files[0], self.digests[0])
                 self.cache.put(DOCUMENT_SHAPE_STAGE, key, shape)
 
 
@@ -181,9 +178,10 @@ def document_shape_key(file: Path, digest: str) -> str:
     return cache_key(DOCUMENT_SHAPE_STAGE, {"file": file.as_posix(), "sha256": digest})
 
 
-def _findings_key(doc: RawDocument, version: SpecVersion) -> str:
-    """The findings depend on the files' bytes (the data and the line numbers) and names."""
-    files = [[path.as_posix(), hashlib.sha256(path.read_bytes()).hexdigest()] for path in doc.files]
+def _findings_key(doc: RawDocument, version: SpecVersion, digests: list[str]) -> str:
+    """The findings depend on the files' bytes (the data and the line numbers: `digests`, the
+    sha256 of each) and names."""
+    files = [[path.as_posix(), digest] for path, digest in zip(doc.files, digests, strict=True)]
     inputs = {
         "entry": doc.path.as_posix(),
         "root": doc.root.as_posix(),

@@ -186,7 +186,7 @@ def quick_up_to_date(
         for path in files:
             if not safe_relative(path) or (out / path).is_symlink():
                 return False
-        hashes = _sha256_each([out / path for path in [*read, *files]])
+        hashes = sha256_each([out / path for path in [*read, *files]])
         digest = inputs_fingerprint(spec, dict(zip(read, hashes, strict=False)), options, version)
         if digest["fingerprint"] not in (recorded["fingerprint"], recorded.get(FROM_CONFIG)):
             return False
@@ -204,7 +204,7 @@ def quick_up_to_date(
         return False
 
 
-def _sha256_each(paths: list[Path]) -> list[str]:
+def sha256_each(paths: list[Path]) -> list[str]:
     """`file_sha256` of each path, in order, two at a time: hashlib lets go of the GIL, and
     the pre-commit hooks' quick check of a GitHub-sized project hashes 46 MB (0.06 s in one
     thread, 0.03 s in two, measured)."""
