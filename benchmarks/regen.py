@@ -19,6 +19,9 @@ subprocess under `/usr/bin/time -v` (wall time, peak RSS):
    regenerated: the whole pipeline runs, reusing what did not change);
 6. `reverted`: the original spec again.
 
+mcpmint's modules are compiled to bytecode first, as an install has them (`run.compile_mcpmint`;
+before 2026-12-02 04:00 every run here compiled them: 0.1 s of each).
+
 Prints the date, the machine and a Markdown table for docs/benchmarks.md.
 """
 
@@ -35,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from run import SPECS, timed  # benchmarks/run.py (this folder is on sys.path)
+from run import SPECS, compile_mcpmint, timed  # benchmarks/run.py (this folder is on sys.path)
 
 # `python -m mcpmint`, so that PYTHONPATH=<a copy of generator/> measures a frozen copy: in a
 # checkout being edited, any change to mcpmint's code changes the generator identity, and
@@ -100,6 +103,7 @@ def main() -> None:
     parser.add_argument("--specs", default="github,stripe")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
+    compile_mcpmint()
     started = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
     rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="mcpmint-regen-") as folder:

@@ -15,7 +15,14 @@ import yaml
 
 from mcpmint import refs
 from mcpmint.diagnostics import DiagnosticSink
-from mcpmint.load import MOUNT_KEY, Limits, RawDocument, load_document
+from mcpmint.load import (
+    MOUNT_KEY,
+    Limits,
+    RawDocument,
+    load_document,
+    load_json_quickly,
+    too_deep,
+)
 
 from .conftest import CORPUS, REPO, corpus_rows
 
@@ -868,3 +875,114 @@ def test_G3_json_too_deep_for_the_parser_is_still_located_at_the_limit(tmp_path:
         f"{spec.as_posix()}:2:256",
         "nested deeper than 256 levels (max_depth)",
     )
+
+
+# ---------------------------------------------------------------------- the quick load
+# `load_json_quickly` (a patched run's, patch.py) must give `load_document`'s document, or
+# None wherever the whole load would say anything: the patch then runs the whole load.
+def quick_and_whole(spec: Path, limits: Limits | None = None) -> tuple[Any, Any, DiagnosticSink]:
+    limits = limits or Limits()
+    quick = load_json_quickly(spec, limits)
+    whole, sink = load(spec, limits)
+    return quick, whole, sink
+
+
+def as_json(tmp_path: Path, entry: Path) -> Path:
+    """The one-file spec `entry` (YAML or JSON), as the whole load reads it, written as JSON."""
+    document, sink = load(entry)
+    assert document is not None and not sink.items, [d.render() for d in sink]
+    return write(tmp_path / "spec.json", json.dumps(document.data, indent=1, default=str))
+
+
+ONE_FILE = [
+    *sorted((REPO / "specs").glob("*.yaml")),
+    *(
+        CORPUS / row["entry_file"]
+        for row in corpus_rows()
+        if row["files"] == "1" and row["external_refs"] == "0" and row["name"] != "github"
+    ),
+]
+
+
+@pytest.mark.parametrize("entry", ONE_FILE, ids=[entry.stem for entry in ONE_FILE])
+def test_a_quick_load_gives_the_whole_loads_document(tmp_path: Path, entry: Path) -> None:
+    spec = as_json(tmp_path, entry)
+
+    quick, whole, sink = quick_and_whole(spec)
+
+    assert quick is not None and whole is not None and not sink.items
+    assert quick.document == whole  # the path, root, data and files
+    assert quick.document.locate("#/paths/~1a") == whole.locate("#/paths/~1a")
+    assert quick.refs == set(all_refs(whole.data))
+
+
+ARRAY_IN_ARRAY = '{"openapi": "3.0.3", "x": [[1, [2, {"a": [3]}]], {"b": {}}], "y": []}'
+# label -> JSON text the whole load reports something about, or bundles with another file
+# (the quick load says None)
+REPORTED = {
+    "duplicate key": '{"openapi": "3.0.3", "info": {"title": "a", "title": "b"}}',
+    "broken $ref": '{"openapi": "3.0.3", "x": {"$ref": "#/components/schemas/Nothing"}}',
+    "$ref not a pointer": '{"openapi": "3.0.3", "x": {"$ref": "#Pet"}}',
+    "$ref to another file": '{"openapi": "3.0.3", "x": {"$ref": "other.json#/a"}}',
+    "$ref to a file named as a pointer": '{"openapi": "3.0.3", "x": {"$ref": "/openapi"}}',
+    "network $ref": '{"openapi": "3.0.3", "x": {"$ref": "https://example.com/a.json"}}',
+    "reserved key": '{"openapi": "3.0.3", "x-mcpmint-files": {}}',
+    "top level a list": "[1, 2]",
+    "syntax error": '{"openapi": "3.0.3",}',
+    "too deep for the parser": '{"a": ' + "[" * 5000 + "]" * 5000 + "}",
+}
+
+
+@pytest.mark.parametrize("label", REPORTED)
+def test_a_quick_load_leaves_what_the_whole_load_reports_to_it(tmp_path: Path, label: str) -> None:
+    write(tmp_path / "other.json", '{"a": {}}')
+    spec = write(tmp_path / "spec.json", REPORTED[label])
+
+    quick, whole, sink = quick_and_whole(spec)
+
+    assert sink.items or len(whole.files) == 2  # a warning or an error, or a bundle
+    assert quick is None
+
+
+def test_a_quick_load_counts_values_as_the_whole_load_does(tmp_path: Path) -> None:
+    spec = write(tmp_path / "spec.json", ARRAY_IN_ARRAY)
+    whole = next(n for n in range(1, 40) if load(spec, Limits(max_nodes=n))[0] is not None)
+
+    assert load_json_quickly(spec, Limits(max_nodes=whole)) is not None
+    assert load_json_quickly(spec, Limits(max_nodes=whole - 1)) is None
+
+
+def test_a_quick_load_of_a_yaml_or_too_large_file_is_the_whole_loads(tmp_path: Path) -> None:
+    yaml_spec = write(tmp_path / "spec.yaml", '{"openapi": "3.0.3"}')
+    json_spec = write(tmp_path / "spec.json", '{"openapi": "3.0.3"}')
+
+    assert load_json_quickly(yaml_spec) is None
+    assert load_json_quickly(json_spec, Limits(max_bytes=19)) is None
+    assert load_json_quickly(json_spec, Limits(max_bytes=20)) is not None
+
+
+@pytest.mark.parametrize("limit", range(2, 7))
+def test_too_deep_finds_what_the_whole_load_refuses(tmp_path: Path, limit: int) -> None:
+    spec = write(tmp_path / "spec.json", ARRAY_IN_ARRAY)
+    data = json.loads(ARRAY_IN_ARRAY)
+    refused = load(spec, Limits(max_depth=limit))[0] is None
+
+    assert too_deep(data, 0, Limits(max_depth=limit)) == refused
+    # a part, at its depth in the document: `x` is at depth 1
+    assert too_deep(data["x"], 1, Limits(max_depth=limit)) == refused
+
+
+# The densest texts: a value and a separator per character (a quick load that counts no
+# value relies on it, below twice the limit).
+DENSE = ["[]", "[1]", "[1,2,3]", "[[],[],[[]]]", '{"":0}', '{"":[],"a":{"":1}}', "[" * 9 + "]" * 9]
+
+
+@pytest.mark.parametrize("text", DENSE)
+def test_a_text_holds_at_most_half_as_many_values_as_it_has_characters(
+    tmp_path: Path, text: str
+) -> None:
+    spec = write(tmp_path / "spec.json", '{"x":' + text + "}")
+    dense = len(spec.read_text(encoding="utf-8"))
+    values = next(n for n in range(1, 40) if load(spec, Limits(max_nodes=n))[0] is not None)
+
+    assert values <= (dense + 1) // 2

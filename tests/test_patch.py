@@ -20,7 +20,7 @@ import yaml
 from mcpmint import patch
 from mcpmint.cache import CACHE_DIR, KEEP
 from mcpmint.config import load_config
-from mcpmint.diagnostics import DiagnosticSink
+from mcpmint.diagnostics import Aborted, DiagnosticSink
 from mcpmint.lock import digest, lock_parts
 from mcpmint.pipeline import GenerateOptions, build, generate
 from mcpmint.write import WriteReport
@@ -374,6 +374,55 @@ def test_without_the_previous_runs_record_the_pipeline_runs(tmp_path: Path) -> N
     report, _ = generated(spec, out)
     assert report.patched is None
     assert tree_digest(out) == cold(data, tmp_path / "cold")
+
+
+# A changed path item's text that only the whole load can judge (a patched run reads a JSON
+# spec without its walk: load.load_json_quickly): label -> (the marked summary's new text,
+# what the whole load says about it).
+MARK = '"summary": "MARK"'
+QUICK_LOAD_CASES = {
+    "duplicate key": ('"summary": "first", ' + MARK, "duplicate key 'summary'"),
+    "broken $ref": (
+        MARK + ', "x-schema": {"$ref": "#/components/schemas/Nothing"}',
+        "broken $ref",
+    ),
+    "$ref into #/paths, escaped": (
+        MARK + ', "x-schema": {"$ref": "#\\/paths/~1pets/get/responses/200"}',
+        None,
+    ),
+    "nested too deep": (MARK + ', "x-deep": ' + "[" * 300 + "]" * 300, "(max_depth)"),
+}
+
+
+@pytest.mark.parametrize("label", QUICK_LOAD_CASES)
+def test_a_path_item_only_the_whole_load_can_judge_is_the_pipelines(
+    tmp_path: Path, label: str
+) -> None:
+    replacement, said = QUICK_LOAD_CASES[label]
+    data = load(PETSTORE)
+    operation(data, 0)["summary"] = "MARK"
+    text = json.dumps(data, indent=2).replace(MARK, replacement)
+    outcomes = []
+    for folder in (tmp_path / "cold", tmp_path / "work"):
+        spec = write(folder, data)
+        if folder.name == "work":
+            generated(spec, folder / "out")
+        spec.write_text(text, encoding="utf-8")
+        sink = DiagnosticSink()
+        try:
+            options = GenerateOptions(output=folder / "out", accept_breaking=True)
+            assert generate(spec, options, sink).patched is None
+        except Aborted:
+            assert label == "nested too deep"
+        messages = [d.message.replace(folder.as_posix(), "") for d in sink]
+        outcomes.append((messages, tree_digest(folder / "out")))
+    (cold_said, cold_tree), (said_then, tree) = outcomes
+    assert said_then == cold_said
+    assert said is None or any(said in message for message in said_then)
+    if label == "nested too deep":  # an error: the previous run's files are left as they were
+        assert cold_tree == {} and tree != {}
+    else:
+        assert tree == cold_tree
 
 
 CONFIGS = {

@@ -157,6 +157,117 @@ def load_document(
     return document
 
 
+@dataclass(frozen=True)
+class QuickLoad:
+    """A one-file JSON spec read by `load_json_quickly`: the document `load_document` would
+    make of it, and every `$ref` in it."""
+
+    document: RawDocument
+    refs: frozenset[str]  # every distinct string `$ref`, each local and resolving
+
+
+def load_json_quickly(
+    path: Path, limits: Limits = Limits(), *, root: Path | None = None
+) -> QuickLoad | None:
+    """The one-file JSON spec at `path` as `load_document` bundles it, without its walk over
+    every container (GitHub: 0.25 -> 0.1 s), for a caller that knows the nesting of all but
+    some parts (a patched run, patch.py: the path items that changed) and checks those with
+    `too_deep`. The rest of the load's checks are made on the way: the limits on bytes and
+    values, no duplicate key, the top level an object without mcpmint's reserved keys, every
+    `$ref` local and resolving (so that nothing is rewritten: the data is the bundle).
+
+    None, with nothing reported, for anything else (YAML, a `$ref` to another file or to
+    nothing, a duplicate key, a limit passed): `load_document` then says what it is."""
+    if path.suffix.lower() != ".json":
+        return None
+    root_real = os.path.realpath(root if root is not None else path.parent)
+    try:
+        if not _inside(os.path.realpath(path.parent), root_real):
+            return None
+        raw = path.read_bytes()
+        if len(raw) > limits.max_bytes:
+            return None
+        text = raw.decode("utf-8-sig")
+    except (OSError, UnicodeDecodeError):
+        return None
+    values, duplicated, refs = 1, False, set()
+    # Each value takes a character that is not white space, and so does the comma, colon or
+    # bracket that follows it: a text with no more than twice the limit of those holds too
+    # few values to count them (GitHub's, pretty-printed: 0.03 s less).
+    dense = len(text) - sum(text.count(space) for space in " \n\r\t")
+    counting = dense >= 2 * limits.max_nodes  # at most (dense + 1) / 2 values
+
+    def in_list(items: list[Any]) -> int:
+        count = len(items)
+        for item in items:
+            if type(item) is list:
+                count += in_list(item)
+        return count
+
+    def pairs_hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        # Counts the values as `_check_json` does (each container's length), objects here
+        # and lists through the objects that hold them.
+        nonlocal values, duplicated
+        result = dict(pairs)
+        values += len(pairs)
+        duplicated = duplicated or len(result) != len(pairs)
+        ref = result.get("$ref")
+        if type(ref) is str:
+            refs.add(ref)
+        if counting:
+            for value in result.values():
+                if type(value) is list:
+                    values += in_list(value)
+        return result
+
+    try:
+        data = json.loads(text, object_pairs_hook=pairs_hook)
+    except (ValueError, RecursionError):
+        return None
+    if (
+        type(data) is not dict
+        or duplicated
+        or values > limits.max_nodes
+        or MOUNT_KEY in data
+        or UNRESOLVED_KEY in data
+    ):
+        return None
+    for ref in refs:
+        if not ref.startswith("#"):  # a file's (`/x` too), or a URL
+            return None
+        try:  # and a fragment that is not a JSON pointer is a PointerError
+            resolve_pointer(data, ref)
+        except PointerError:
+            return None
+    display = path.as_posix()
+    document = RawDocument(
+        path=path,
+        root=Path(root_real),
+        data=data,
+        files=(path,),
+        _sources={"": _Source(display, None)},
+    )
+    return QuickLoad(document, frozenset(refs))
+
+
+def too_deep(value: Any, depth: int, limits: Limits = Limits()) -> bool:
+    """Whether `value`, a part of a document at `depth` (the top level is 0), holds a
+    container the load refuses as nested too deep (`Limits.max_depth`)."""
+    stack = [(value, depth)]
+    while stack:
+        node, level = stack.pop()
+        if type(node) is dict:
+            children: Any = node.values()
+        elif type(node) is list:
+            children = node
+        else:
+            continue
+        if level >= limits.max_depth:
+            return True
+        stack.extend((child, level + 1) for child in children)
+    return False
+
+
 class _Refused(Exception):
     """One located problem that stops reading the current file."""
 

@@ -69,7 +69,7 @@ from .largeapi import (
     tokens_of,
     warn_if_large,
 )
-from .load import RawDocument, load_document
+from .load import QuickLoad, RawDocument, load_document, load_json_quickly, too_deep
 from .lock import LOCK_FILE, lock_parts, patched_text, summaries_digest
 from .models import structure
 from .quickcheck import GenerateOptions, relative, run_options
@@ -84,7 +84,7 @@ from .render import (
     tools_path,
 )
 from .resources import generator_identity
-from .schema import RefGraph
+from .schema import RefGraph, ref_targets
 from .validate import (
     DOCUMENT_SHAPE_STAGE,
     PendingFindings,
@@ -320,39 +320,47 @@ def _changed_tools(
     attempt: Attempt,
 ) -> _Change | None:
     """The changed path items' tools; None when the change is not one a patch can make."""
-    quiet = DiagnosticSink()
     root = config.source.root if config is not None else options.root
-    document = load_document(spec, quiet, root=root)
-    if document is None or quiet.items:
-        return None
-    attempt.document = document
-    if len(document.files) != 1:
-        return None
-    if is_manifest(document.data) or b"#/paths" in spec.read_bytes():
+    quiet = DiagnosticSink()
+    # A JSON spec is read without the load's walk over every container (0.15 s on GitHub's):
+    # the nesting is checked below, on the changed path items; the rest is the previous run's.
+    quick = load_json_quickly(spec, root=root)
+    if quick is not None:
+        document, targets = quick.document, set(quick.refs)
+    else:
+        loaded = load_document(spec, quiet, root=root)
+        if loaded is None or quiet.items:
+            return None
+        document, targets = loaded, ref_targets(loaded.data)
+    if len(document.files) != 1 or is_manifest(document.data) or _into_paths(targets):
+        _hand_over(attempt, document, quick)
         return None
     version = detect_version(document, quiet)
     if version is None or quiet.items or (version.major, version.minor) not in _VERSIONS:
+        _hand_over(attempt, document, quick)
         return None
-    # The shape of the document the previous run read (validateparts.document_shape, kept by
-    # the validation that read it: the validation of this one may keep this one's next).
-    then, now = shas  # the sha256 of the spec the previous run read, and of this one
-    before = cache.get(DOCUMENT_SHAPE_STAGE, document_shape_key(document.files[0], then))
     # Validated as a whole run validates it (validateparts.py: the changed path items only),
-    # in the second process while this one goes on; a run that falls back takes it over.
+    # in the second process while this one goes on; a run that falls back takes it over (a
+    # document nested too deep is refused by the pipeline's load before that).
     attempt.validation = Validation(version=version)
     validate_document(
         document, attempt.validation.found, cache=cache, deferred=attempt.validation.pending
     )
+    # The shape of the document the previous run read (validateparts.document_shape, kept by
+    # the validation that read it: the validation of this one may keep this one's next).
+    then, now = shas  # the sha256 of the spec the previous run read, and of this one
+    before = cache.get(DOCUMENT_SHAPE_STAGE, document_shape_key(document.files[0], then))
     shape = document_shape(document.data)
     if shape is not None:  # for the next run (validation keeps it too, unless cached)
         cache.put(DOCUMENT_SHAPE_STAGE, document_shape_key(document.files[0], now), shape)
-    if not isinstance(before, dict) or shape is None or before.get("rest") != shape["rest"]:
-        return None  # no shape kept, or a change outside the path items
-    earlier = before.get("paths")
-    if not isinstance(earlier, dict) or earlier.keys() != shape["paths"].keys():
-        return None  # a path item added or removed
-    changed = [path for path, digest in shape["paths"].items() if earlier[path] != digest]
+    changed = _changed_paths(before, shape)
     paths = document.data["paths"]
+    if changed is None:
+        _hand_over(attempt, document, quick)
+        return None  # no shape kept, or a change outside the path items, or one added
+    if quick is not None and any(too_deep(paths[path], 2) for path in changed):
+        return None  # the pipeline's load says where
+    attempt.document = document  # the rest's nesting is the previous run's, checked by it
     part = replace(document, data={**document.data, "paths": {p: paths[p] for p in changed}})
     build_options = BuildOptions(namespace=options.namespace)
     if config is not None:
@@ -378,6 +386,37 @@ def _changed_tools(
     if old != new:
         return None
     return _Change(server, document, frozenset(changed), built, graph)
+
+
+def _hand_over(attempt: Attempt, document: RawDocument, quick: QuickLoad | None) -> None:
+    """Leaves `document` for the pipeline (which would load it again otherwise) when it is
+    what the whole load makes: a quick load's once the nesting of all of it is checked."""
+    if quick is None or not too_deep(document.data, 0):
+        attempt.document = document
+
+
+def _into_paths(targets: set[str]) -> bool:
+    """Whether a `$ref` of `targets` points into `#/paths` (or at the whole document): a
+    path item would then be part of a schema, and its edit a change to the rest."""
+    for target in targets:
+        try:
+            tokens = refs.split(target)
+        except refs.PointerError:
+            return True  # not a pointer this module reasons about
+        if tokens[:1] in ([], ["paths"]):
+            return True
+    return False
+
+
+def _changed_paths(before: Any, shape: Mapping[str, Any] | None) -> list[str] | None:
+    """The path items whose digests differ from the shape `before`, in document order, when
+    nothing else does (the rest, the list of paths); None otherwise."""
+    if not isinstance(before, dict) or shape is None or before.get("rest") != shape["rest"]:
+        return None
+    earlier = before.get("paths")
+    if not isinstance(earlier, dict) or earlier.keys() != shape["paths"].keys():
+        return None
+    return [path for path, digest in shape["paths"].items() if earlier[path] != digest]
 
 
 def _overrides_of(options: BuildOptions, data: Mapping[str, Any]) -> tuple[Any, ...]:
@@ -451,6 +490,7 @@ def _patched_tree(
         lock=lock,
         lock_summaries=summaries,
         kept=kept,
+        unedited=frozenset(current.texts),
     )
 
 

@@ -49,6 +49,9 @@ class FileTree:
     # Generated files left as they are, with the sha256 of their bytes: a patched run's
     # (patch.py) files that hold no changed tool, checked to be what the last run wrote.
     kept: Mapping[str, str] = field(default_factory=dict)
+    # Generated files whose bytes on disk this run found to be what the last run wrote (a
+    # patched run's, which it rewrites): the write stage need not hash them again.
+    unedited: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)

@@ -294,7 +294,10 @@ def plan(
             return
         owned = path in previous or path == MANIFEST
         edited = (
-            owned and path != MANIFEST and hashlib.sha256(current).hexdigest() != previous[path]
+            owned
+            and path != MANIFEST
+            and path not in tree.unedited
+            and hashlib.sha256(current).hexdigest() != previous[path]
         )
         if (edited or not owned) and not force:
             report.refused.append(path)
