@@ -189,8 +189,45 @@ def _add_operation(data: dict[str, Any]) -> None:
 
 
 def _add_parameter(data: dict[str, Any]) -> None:
+    """A new parameter of an operation whose arguments class has nested classes (`$defs`:
+    named against every other tool's)."""
     op = operation(data, 1)
     parameter = {"name": "mcpmint_extra", "in": "query", "schema": {"type": "string"}}
+    op["parameters"] = [*op.get("parameters", []), parameter]
+
+
+def first_get(data: dict[str, Any]) -> dict[str, Any]:
+    """The first GET operation (its arguments class is one alone: plain fields)."""
+    return next(item["get"] for item in data["paths"].values() if "get" in item)
+
+
+def _add_parameter_alone(data: dict[str, Any]) -> None:
+    """A new parameter: the typed models' class of the tool's arguments has a new field."""
+    op = first_get(data)
+    parameter = {"name": "mcpmint_extra", "in": "query", "schema": {"type": "string"}}
+    op["parameters"] = [*op.get("parameters", []), parameter]
+
+
+def _remove_parameter(data: dict[str, Any]) -> None:
+    op = first_get(data)
+    op["parameters"] = op["parameters"][1:]
+
+
+def _add_long_enum(data: dict[str, Any]) -> None:
+    """A field whose line is longer than the formatter's 100 characters, on an arguments
+    class that has a `Literal` already (the module's imports stay)."""
+    values = [f"a-rather-long-value-number-{n}" for n in range(6)]
+    parameter = {"name": "order", "in": "query", "schema": {"type": "string", "enum": values}}
+    op = first_get(data)
+    op["parameters"] = [*op.get("parameters", []), parameter]
+
+
+def _add_enum_needing_an_import(data: dict[str, Any]) -> None:
+    """An enum on a class that had none: the class imports `Literal` now."""
+    op = next(
+        op for op in (operation(data, i) for i in range(9)) if op.get("operationId") == "getPet"
+    )
+    parameter = {"name": "order", "in": "query", "schema": {"type": "string", "enum": ["a", "b"]}}
     op["parameters"] = [*op.get("parameters", []), parameter]
 
 
@@ -221,7 +258,11 @@ EDITS: dict[str, tuple[Edit, bool]] = {
     "security": (_secure, True),
     "same data": (_nothing, True),
     "unsampled": (_unsampled, True),
-    "new parameter (typed models change)": (_add_parameter, False),
+    "new parameter": (_add_parameter_alone, True),
+    "parameter removed": (_remove_parameter, True),
+    "new parameter, a long line": (_add_long_enum, True),
+    "new parameter, new import": (_add_enum_needing_an_import, False),
+    "new parameter, nested classes": (_add_parameter, False),
     "operation removed": (_remove_operation, False),
     "operation added": (_add_operation, False),
     "new operation id (names may change)": (_rename_operation, False),
@@ -234,7 +275,10 @@ EDITS: dict[str, tuple[Edit, bool]] = {
 # items make different: several operations each, path-level parameters.
 CASES = [
     *((spec, label) for spec in (PETSTORE, CYCLIC) for label in EDITS),
-    *((ASANA, label) for label in ("description", "parameter description", "operation removed")),
+    *(
+        (ASANA, label)
+        for label in ("description", "parameter description", "operation removed", "new parameter")
+    ),
 ]
 
 
@@ -433,23 +477,50 @@ CONFIGS = {
         True,
     ),
     "tools section": ("sources:\n  - spec: spec.json\ntools:\n  mode: dynamic\n", False),
+    # The typed models' class laid out by black, as the whole run lays out its module.
+    "black": ("sources:\n  - spec: spec.json\noutput:\n  formatter: black\n", True),
 }
 
 
+@pytest.mark.parametrize("edit", [_describe, _add_long_enum], ids=["description", "new field"])
 @pytest.mark.parametrize("label", CONFIGS)
 def test_a_project_config_run_is_patched_unless_its_server_is_made_from_every_tool(
-    tmp_path: Path, label: str
+    tmp_path: Path, label: str, edit: Edit
 ) -> None:
     text, patched = CONFIGS[label]
     data = load(PETSTORE)
     changed = copy.deepcopy(data)
-    _describe(changed)
+    edit(changed)
     config_run(tmp_path / "cold", changed, text)
     config_run(tmp_path / "work", data, text)
     report = config_run(tmp_path / "work", changed, text)
     assert not report.blocked
     assert (report.patched is not None) == patched
     assert tree_digest(tmp_path / "work") == tree_digest(tmp_path / "cold")
+
+
+def test_typed_models_laid_out_by_another_formatters_version_are_made_by_the_pipeline(
+    tmp_path: Path,
+) -> None:
+    """A class is laid out by the formatter that laid out the rest of the module, the same
+    version (the record says which); a description edit does not touch the module."""
+    data = load(PETSTORE)
+    spec = write(tmp_path / "work", data)
+    out = tmp_path / "work" / "out"
+    generated(spec, out)
+    for entry in (out / CACHE_DIR).glob(f"{patch.STAGE}-*.json"):
+        stored = json.loads(entry.read_text(encoding="utf-8"))
+        assert stored["value"]["formatter"].startswith("ruff ")
+        stored["value"]["formatter"] = "ruff 0.0.1"
+        entry.write_text(json.dumps(stored), encoding="utf-8")
+    _add_parameter_alone(data)
+    write(tmp_path / "work", data)
+    report, _ = generated(spec, out)
+    assert report.patched is None
+    assert tree_digest(out) == cold(data, tmp_path / "cold")
+    _describe(data)
+    write(tmp_path / "work", data)
+    assert generated(spec, out)[0].patched is not None
 
 
 def test_the_locks_hash_from_each_summarys_text_is_the_digest_of_them_all() -> None:

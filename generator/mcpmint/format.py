@@ -19,7 +19,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Literal
 
-from .cache import StageCache, cache_key
+from .cache import StageCache, cache_key, library_version
 from .diagnostics import DiagnosticSink
 from .render import FileTree
 
@@ -35,6 +35,13 @@ select = ["I"]
 Formatter = Literal["ruff", "black"]
 FORMATTERS: tuple[Formatter, ...] = ("ruff", "black")
 BLACK_OPTIONS = ("--line-length", "100", "--target-version", "py311")
+
+
+def formatter_version(formatter: Formatter) -> str:
+    """What lays generated code out: ruff (which sorts imports in either case) and the
+    formatter, with their versions."""
+    names = ["ruff"] if formatter == "ruff" else ["ruff", formatter]
+    return " ".join(f"{name} {library_version(name)}" for name in names)
 
 
 def _ruff() -> str:
@@ -66,6 +73,16 @@ def format_tree(
     if cache is not None:  # only what the formatter changed: the runtime's files pass as is
         cache.put("formatted", key, {p: t for p, t in formatted.items() if t != python[p]})
     return _with(tree, formatted)
+
+
+def format_texts(
+    texts: list[str], sink: DiagnosticSink, formatter: Formatter = "ruff"
+) -> list[str] | None:
+    """Each of `texts` (Python source) formatted as `format_tree` formats a file, in one
+    formatter run; None with an error."""
+    files = {f"part_{index}.py": text for index, text in enumerate(texts)}
+    formatted = _format(files, sink, formatter)
+    return [formatted[path] for path in files] if formatted is not None else None
 
 
 def _with(tree: FileTree, formatted: dict[str, str]) -> FileTree:

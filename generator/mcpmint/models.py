@@ -786,6 +786,19 @@ def _hoist(root: Mapping[str, Any], prefix: str, defs: dict[str, Any], taken: se
     return _structural({k: v for k, v in root.items() if k != "$defs"}, renames)
 
 
+def argument_class(name: str, schema: Mapping[str, Any]) -> str | None:
+    """The text of class `name` for a tool whose input schema is `schema`, as `plain_class`
+    writes it into every whole run's module, when it is one class alone: no `$defs` (which
+    `_hoist` would name against every other tool's), no object in a field (which would be a
+    class named against the others: `taken`). Such a class is the same text whatever the
+    other tools are, so a patched run (patch.py) may put it where the old one was; None for
+    any other schema."""
+    if "$defs" in schema:
+        return None
+    classes = plain_class(name, _structural(schema, {}), set())
+    return classes[name] if classes is not None and list(classes) == [name] else None
+
+
 def _class_name(prefix: str, name: str) -> str:
     """A plain identifier for a `$defs` entry: dots would make the model generator write
     one module per dotted prefix (`issuing.authorization`) instead of one module."""

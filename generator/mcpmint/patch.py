@@ -59,6 +59,7 @@ from .cache import StageCache, cache_key
 from .cases import build_cases
 from .config import CONFIG_NAMES, Config, scaffold_text
 from .diagnostics import DiagnosticSink
+from .format import Formatter, format_texts, formatter_version
 from .frontends.manifest import is_manifest
 from .frontends.openapi import HTTP_METHODS, BuildOptions, build_server, cut_outputs_warning
 from .jsontext import compact, pretty
@@ -71,7 +72,7 @@ from .largeapi import (
 )
 from .load import QuickLoad, RawDocument, load_document, load_json_quickly, too_deep
 from .lock import LOCK_FILE, lock_parts, patched_text, summaries_digest
-from .models import structure
+from .models import argument_class, class_names, plain_imports, structure
 from .quickcheck import GenerateOptions, relative, run_options
 from .render import (
     REFERENCE,
@@ -79,6 +80,7 @@ from .render import (
     RenderInputs,
     catalog,
     dump_json,
+    models_path,
     reference_row_start,
     reference_rows,
     tools_path,
@@ -116,17 +118,22 @@ _ENTRY_CLOSE = "\n    }"
 
 
 def record(
-    server: ir.Server, summaries: Mapping[str, str], graph: RefGraph | None
+    server: ir.Server,
+    summaries: Mapping[str, str],
+    graph: RefGraph | None,
+    formatter: Formatter = "ruff",
 ) -> dict[str, Any]:
     """What the next run needs to patch this run's files: each tool's operation (its
     pointer) with the tool's name and operation id, each tool's `tools/list` size, each
-    lock summary's canonical text, the operations whose output schemas were cut, and the
-    parts of the spec's reference graph (when the build made one)."""
+    lock summary's canonical text, the operations whose output schemas were cut, the
+    formatter that laid out the code, with its version, and the parts of the spec's
+    reference graph (when the build made one)."""
     return {
         "tools": {tool.source: [tool.name, tool.operation_id] for tool in server.tools},
         "sizes": definition_sizes(server),
         "summaries": dict(summaries),
         "cut": list(server.cut_outputs),
+        "formatter": formatter_version(formatter),
         **({"graph": graph.parts()} if graph is not None else {}),
     }
 
@@ -203,16 +210,27 @@ def patched(
     try:
         # First, as the most frequent reason to fall back: a change to the typed models.
         old_catalog = (output / catalog_path).read_text(encoding="utf-8")
-        catalog_text = _patched_catalog(old_catalog, change.server, every_result)
-    except (OSError, ValueError, _Unpatchable):
+        patched_catalog = _patched_catalog(old_catalog, change.server, every_result)
+    except (OSError, ValueError, KeyError, _Unpatchable):
         return None
-    if catalog_text is None:
+    if patched_catalog is None:
         return None  # the typed models would change
-    current = _current_files(output)
+    catalog_text, rewrites = patched_catalog
+    formatter: Formatter = "black" if config is not None and config.formatter == "black" else "ruff"
+    if rewrites and previous.get("formatter") != formatter_version(formatter):
+        return None  # the models' layout is that formatter's, the same one's
+    models = models_path(change.server) if rewrites else None
+    current = _current_files(output, models)
     if current is None or current.texts.get(catalog_path) != old_catalog:
         return None
+    generated = {catalog_path: catalog_text}
+    if models is not None:
+        models_text = _patched_models(current.texts[models], rewrites, formatter)
+        if models_text is None:
+            return None  # a class that is not one alone, or new imports
+        generated[models] = models_text
     try:
-        tree = _patched_tree(current, change.server, previous, catalog_text, spec, output)
+        tree = _patched_tree(current, change.server, previous, generated, spec, output)
     except (KeyError, ValueError, TypeError, IndexError, _Unpatchable):
         tree = None
     if tree is None:
@@ -466,19 +484,20 @@ def _patched_tree(
     current: _Current,
     server: ir.Server,
     previous: Mapping[str, Any],
-    catalog_text: str,
+    patched: Mapping[str, str],
     spec: Path,
     output: Path,
 ) -> FileTree | None:
-    """The whole tree with the changed tools patched in (the project config a spec run
-    scaffolds is the caller's); None when a file cannot be patched."""
+    """The whole tree with the changed tools patched in (`patched`: `tools.json`, and the
+    typed models when a class changed; the project config a spec run scaffolds is the
+    caller's); None when a file cannot be patched."""
     texts = current.texts
     cases = _patched_cases(texts[CASES_FILE], server, previous)
     if cases is None:
         return None
     lock, summaries, lock_text = _patched_lock(texts[LOCK_FILE], server, previous)
     generated = {
-        tools_path(server): catalog_text,
+        **patched,
         LOCK_FILE: lock_text,
         CASES_FILE: cases,
         REFERENCE: _patched_reference(texts[REFERENCE], server, spec, output),
@@ -507,9 +526,10 @@ class _Current:
     scaffold: dict[str, str]  # the user-owned files it scaffolded (all present)
 
 
-def _current_files(output: Path) -> _Current | None:
+def _current_files(output: Path, models: str | None = None) -> _Current | None:
     """The generated files as the previous run wrote them (each one's hash the manifest's)
-    and the scaffolded files (all present); None otherwise."""
+    and the scaffolded files (all present); None otherwise. The texts are those a patch
+    rewrites: the typed models (at `models`) too when a class is written again."""
     try:
         manifest = json.loads((output / MANIFEST).read_text(encoding="utf-8"))
         hashes, scaffolded = manifest["files"], manifest.get("scaffold", [])
@@ -518,7 +538,11 @@ def _current_files(output: Path) -> _Current | None:
         listed = [*hashes, *scaffolded]
         if not all(isinstance(path, str) and safe_relative(path) for path in listed):
             return None
-        patchable = [p for p in hashes if p in _PATCHED or p.endswith("/_generated/tools.json")]
+        patchable = [
+            path
+            for path in hashes
+            if path in _PATCHED or path.endswith("/_generated/tools.json") or path == models
+        ]
         kept = [path for path in hashes if path not in patchable]
         # Edited by hand, or missing: the pipeline says so.
         if sha256_each([output / path for path in kept]) != [hashes[path] for path in kept]:
@@ -566,24 +590,74 @@ def _replaced(text: str, spans: list[tuple[int, int, str]]) -> str:
     return "".join(parts)
 
 
-def _patched_catalog(text: str, server: ir.Server, every_result: bool) -> str | None:
-    """`tools.json` with the server's tools' entries replaced; None when the typed models
-    would change: the structure of a tool's arguments, or of its result where it has a
-    result model (`every_result`, or a handler tool), or whether it is a handler."""
+@dataclass(frozen=True)
+class _Rewrite:
+    """A tool's arguments class whose structure changed: its class, in the typed models,
+    is written again (`_patched_models`)."""
+
+    name: str  # the class's
+    old: Mapping[str, Any]  # the tool's input schema, the previous run's
+    new: Mapping[str, Any]  # and this run's
+
+
+def _patched_catalog(
+    text: str, server: ir.Server, every_result: bool
+) -> tuple[str, list[_Rewrite]] | None:
+    """`tools.json` with the server's tools' entries replaced, and the arguments classes to
+    write again; None when the typed models would change otherwise: the structure of a
+    tool's result where it has a result model (`every_result`, or a handler tool), or
+    whether it is a handler."""
     start = text.index(_TOOLS_OPEN) + len(_TOOLS_OPEN)
     end = text.index("\n  ]", start)
-    spans = []
+    spans, rewrites = [], []
+    classes = {tool.name: class_names(tool)[0] for tool in server.tools}
     for entry in catalog(server)["tools"]:
         first, last = _entry_span(text, entry["name"], start, end)
         old = orjson.loads(text[first:last])
         if old.get("handler") != entry.get("handler"):
             return None
-        keys = ["inputSchema"]
-        if every_result or entry.get("handler"):
-            keys.append("outputSchema")
-        if any(structure(old.get(key)) != structure(entry.get(key)) for key in keys):
+        modelled = every_result or entry.get("handler")
+        if modelled and structure(old.get("outputSchema")) != structure(entry.get("outputSchema")):
             return None
+        if structure(old["inputSchema"]) != structure(entry["inputSchema"]):
+            rewrites.append(
+                _Rewrite(classes[entry["name"]], old["inputSchema"], entry["inputSchema"])
+            )
         spans.append((first, last, _indented(entry, 4)))
+    return _replaced(text, spans), rewrites
+
+
+def _patched_models(text: str, rewrites: list[_Rewrite], formatter: Formatter) -> str | None:
+    """The typed models module `text` with each rewritten arguments class in place of the
+    old one, when both are a class alone (`models.argument_class`: the same text in any
+    module) that import the same names; None otherwise. The classes are laid out by the
+    formatter, as the whole run lays out its module (each class the same text alone as in
+    the module: the old one, found as it is there, says so)."""
+    before, after = [], []
+    for rewrite in rewrites:
+        old = argument_class(rewrite.name, rewrite.old)
+        new = argument_class(rewrite.name, rewrite.new)
+        if old is None or new is None:
+            return None
+        if plain_imports({rewrite.name: old}) != plain_imports({rewrite.name: new}):
+            return None  # the module's imports may change
+        before.append(old)
+        after.append(new)
+    laid_out = format_texts([*before, *after], DiagnosticSink(), formatter)
+    if laid_out is None:
+        return None
+    spans = []
+    for index, rewrite in enumerate(rewrites):
+        # A top-level statement follows two blank lines; none is inside a class.
+        opening = f"\n\n\nclass {rewrite.name}(BaseModel):\n"
+        at = text.find(opening)
+        if at < 0 or text.find(opening, at + 1) >= 0:
+            return None
+        start = at + 3
+        end = text.find("\n\n\n", start) + 1
+        if end <= 0 or text[start:end] != laid_out[index]:
+            return None
+        spans.append((start, end, laid_out[len(rewrites) + index]))
     return _replaced(text, spans)
 
 

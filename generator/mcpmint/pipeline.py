@@ -522,7 +522,7 @@ def _render_and_write(
     report, inputs = write_outputs(tree, files, spec_path, output, config, options, sink, deferred)
     if tree.lock_summaries is not None and _written(report, options, sink):
         # What the next run needs to patch this one's outputs per tool (patch.py).
-        record = patch_record(server, tree.lock_summaries, attempt.graph)
+        record = patch_record(server, tree.lock_summaries, attempt.graph, formatter)
         cache.put(PATCH_STAGE, patch_key(inputs["fingerprint"]), record)
     return report
 
