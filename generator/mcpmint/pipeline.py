@@ -302,17 +302,22 @@ def render_server(
 
 
 def lock_changes(
-    output: Path, sink: DiagnosticSink, new_text: str, new: Mapping[str, Any]
+    output: Path,
+    sink: DiagnosticSink,
+    new_text: str,
+    new: Mapping[str, Any],
+    old_text: str | None = None,
 ) -> list[Change]:
     """The changes from the output folder's current `tools.lock.json` to `new` (whose text is
     `new_text`): none when there is no lock, or it is unreadable (reported as a warning: the
     write stage guards the file itself), or its text is `new_text` (15 MB of JSON not parsed
-    and compared on a GitHub run that changes nothing)."""
+    and compared on a GitHub run that changes nothing). `old_text`: the current lock's text,
+    when this run read it already."""
     path = output / LOCK_FILE
-    if not path.is_file():
+    if old_text is None and not path.is_file():
         return []
     try:
-        text = path.read_text(encoding="utf-8")
+        text = old_text if old_text is not None else path.read_text(encoding="utf-8")
         return [] if text == new_text else changes_since(text, new_text, new)
     except (OSError, UnicodeDecodeError, LockError) as exc:
         sink.warning(str(path), f"previous lock ignored: {exc}", "restore it from version control")
@@ -553,7 +558,8 @@ def write_outputs(
     if config is None:
         _warn_unused_config(output, tree, sink)
     assert tree.lock is not None  # render_server keeps the document the lock was written from
-    changes = lock_changes(output, sink, tree.generated[LOCK_FILE], tree.lock)
+    old_lock = tree.on_disk.get(LOCK_FILE)  # a patched run read it
+    changes = lock_changes(output, sink, tree.generated[LOCK_FILE], tree.lock, old_lock)
     inputs = inputs_fingerprint(
         spec_file,
         {relative(path, output): file_sha256(path) for path in files},

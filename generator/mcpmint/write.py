@@ -281,6 +281,13 @@ def plan(
             writes[path] = text
             report.written.append(path)
             return
+        if path in tree.on_disk:  # read this run, and found to be what the last run wrote
+            if tree.on_disk[path] == text:
+                report.unchanged.append(path)
+            else:
+                writes[path] = text
+                report.written.append(path)
+            return
         current = _current(target)
         if current == data:
             report.unchanged.append(path)
@@ -294,10 +301,7 @@ def plan(
             return
         owned = path in previous or path == MANIFEST
         edited = (
-            owned
-            and path != MANIFEST
-            and path not in tree.unedited
-            and hashlib.sha256(current).hexdigest() != previous[path]
+            owned and path != MANIFEST and hashlib.sha256(current).hexdigest() != previous[path]
         )
         if (edited or not owned) and not force:
             report.refused.append(path)
