@@ -986,3 +986,16 @@ def test_a_text_holds_at_most_half_as_many_values_as_it_has_characters(
     values = next(n for n in range(1, 40) if load(spec, Limits(max_nodes=n))[0] is not None)
 
     assert values <= (dense + 1) // 2
+
+
+@pytest.mark.parametrize("number", ["NaN", "-Infinity", "1e999", "1.5"])
+def test_a_document_says_whether_its_numbers_are_all_finite(tmp_path: Path, number: str) -> None:
+    """What JSON text carries exactly (a document's shape digests it as JSON); the quick
+    load leaves the others to the whole load, which marks them."""
+    spec = write(tmp_path / "spec.json", '{"openapi": "3.0.3", "x": [' + number + "]}")
+
+    quick, whole, sink = quick_and_whole(spec)
+
+    assert whole is not None and not sink.items
+    assert whole.finite == (number == "1.5")
+    assert (quick is not None) == whole.finite

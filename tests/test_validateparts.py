@@ -232,12 +232,34 @@ def test_a_swagger_document_is_always_validated_whole(
     assert walks.calls == [None]
 
 
-def test_shapes_tell_nan_from_null_and_refuse_what_json_cannot_carry() -> None:
-    with_null = validateparts.document_shape({"paths": {"/a": {"x-v": None}}})
-    with_nan = validateparts.document_shape({"paths": {"/a": {"x-v": float("nan")}}})
+@pytest.mark.parametrize(
+    ("text", "suffix"),
+    [
+        ("NaN", "json"),
+        ("Infinity", "json"),
+        ("-1e999", "json"),
+        (".nan", "yaml"),
+        ("-.inf", "yaml"),
+    ],
+)
+def test_shapes_tell_nan_from_null_and_refuse_what_json_cannot_carry(
+    tmp_path: Path, text: str, suffix: str
+) -> None:
+    """A document's numbers as the loader found them: NaN and the infinities are not JSON
+    (orjson writes them as null)."""
+    documents = []
+    for value in ("null", text):
+        spec = tmp_path / f"{value}.{suffix}"
+        spec.write_text('{"openapi": "3.0.3", "paths": {"/a": {"x-v": ' + value + "}}}")
+        loaded = load_document(spec, DiagnosticSink())
+        assert loaded is not None
+        documents.append(loaded)
+    with_null, with_nan = (validateparts.document_shape(d.data, finite=d.finite) for d in documents)
     assert with_null is not None and with_nan is None
-    assert validateparts.document_shape({"paths": {"/a": {"x-v": {1, 2}}}}) is None
-    assert validateparts.document_shape({"paths": []}) is None
+    assert validateparts.document_shape({"paths": {"/a": {"x-v": {1, 2}}}}, finite=True) is None
+    assert validateparts.document_shape({"paths": []}, finite=True) is None
+    # orjson refuses an integer beyond 64 bits: the standard library's text, a digest still
+    assert validateparts.document_shape({"paths": {"/a": {"x-v": 2**70}}}, finite=True)
 
 
 @pytest.mark.parametrize(

@@ -18,6 +18,7 @@ folder stays an error: that is a refusal, not a gap.
 from __future__ import annotations
 
 import json
+import math
 import os
 import posixpath
 import re
@@ -92,6 +93,7 @@ class _Source:
     # Escaped pointer ("" or "/a/b") -> line << 32 | column, both 1-based; None for JSON,
     # whose locations are the pointers themselves.
     positions: Mapping[str, int] | None
+    finite: bool = True  # no NaN or infinite number (JSON has none: `NaN`, `.inf`, `1e999`)
 
     def locate(self, pointer: str) -> str:
         if self.positions is None:
@@ -113,6 +115,9 @@ class RawDocument:
     root: Path  # realpath of the folder no file outside of is ever read
     data: dict[str, Any]  # every $ref in it is local ("#/...")
     files: tuple[Path, ...]  # every file read, entry first, then sorted
+    # No NaN or infinite number in `data`: what JSON text carries exactly (document shapes,
+    # validateparts.py, digest the data as JSON).
+    finite: bool = True
     # Mount key -> source; "" is the entry file.
     _sources: Mapping[str, _Source] = field(default_factory=dict, repr=False, compare=False)
 
@@ -220,8 +225,16 @@ def load_json_quickly(
                     values += in_list(value)
         return result
 
+    def finite(literal: str) -> float:  # NaN or an infinity: the whole load marks it
+        value = float(literal)
+        if not math.isfinite(value):
+            raise ValueError(literal)
+        return value
+
     try:
-        data = json.loads(text, object_pairs_hook=pairs_hook)
+        data = json.loads(
+            text, object_pairs_hook=pairs_hook, parse_float=finite, parse_constant=finite
+        )
     except (ValueError, RecursionError):
         return None
     if (
@@ -361,6 +374,7 @@ class _Bundler:
             root=Path(self.root),
             data=entry.data,
             files=(self.path, *(Path(f.display) for f in mounted)),
+            finite=all(source.finite for source in sources.values()),
             _sources=sources,
         )
 
@@ -615,8 +629,18 @@ def _parse_json(
                 seen.add(key)
         return result
 
+    finite = True
+
+    def number(literal: str) -> float:  # `NaN`, `Infinity`, and floats (`1e999` is one)
+        nonlocal finite
+        value = float(literal)
+        finite = finite and math.isfinite(value)
+        return value
+
     try:
-        data = json.loads(text, object_pairs_hook=pairs_hook)
+        data = json.loads(
+            text, object_pairs_hook=pairs_hook, parse_float=number, parse_constant=number
+        )
     except json.JSONDecodeError as exc:
         raise _Refused(
             f"{display}:{exc.lineno}:{exc.colno}",
@@ -626,7 +650,7 @@ def _parse_json(
     except RecursionError:
         where = _too_deep_at(text, limits.max_depth)
         raise _Refused(f"{display}:{where}", _depth_message(limits), _DEPTH_HINT) from None
-    source = _Source(display, None)
+    source = _Source(display, None, finite)
     _check_json(data, limits, duplicates, source, sink, refs)
     return data, source
 
@@ -741,10 +765,10 @@ def _parse_yaml(
         raise _Refused(display, _depth_message(limits), _DEPTH_HINT) from None
     builder = _YamlBuilder(display, limits, sink)
     if root is None:
-        return None, _Source(display, builder.positions)
+        return None, _Source(display, builder.positions, builder.finite)
     builder.positions[""] = _pack(root.start_mark)
     value, _, _ = builder.build(root, "", 0)
-    return value, _Source(display, builder.positions)
+    return value, _Source(display, builder.positions, builder.finite)
 
 
 class _YamlBuilder:
@@ -763,6 +787,7 @@ class _YamlBuilder:
         self.open: set[int] = set()
         self.aliases = 0
         self.constructor = SafeConstructor()
+        self.finite = True  # no `.nan` or `.inf`
 
     def at(self, node: Node) -> str:
         return f"{self.display}:{node.start_mark.line + 1}:{node.start_mark.column + 1}"
@@ -818,7 +843,9 @@ class _YamlBuilder:
             if tag == _INT:
                 return self.constructor.construct_yaml_int(node)
             if tag == _FLOAT:
-                return self.constructor.construct_yaml_float(node)
+                value = self.constructor.construct_yaml_float(node)
+                self.finite = self.finite and math.isfinite(value)
+                return value
             if tag == _BOOL:
                 return self.constructor.construct_yaml_bool(node)
         except (ValueError, KeyError, yaml.YAMLError):

@@ -373,7 +373,7 @@ def _changed_tools(
     # the validation that read it: the validation of this one may keep this one's next).
     then, now = shas  # the sha256 of the spec the previous run read, and of this one
     before = cache.get(DOCUMENT_SHAPE_STAGE, document_shape_key(document.files[0], then))
-    shape = document_shape(document.data)
+    shape = document_shape(document.data, finite=document.finite)
     if shape is not None:  # for the next run (validation keeps it too, unless cached)
         cache.put(DOCUMENT_SHAPE_STAGE, document_shape_key(document.files[0], now), shape)
     changed = _changed_paths(before, shape)

@@ -115,7 +115,7 @@ def findings(
     from .validateparts import changed_paths, document_shape
 
     by_parts = (version.family, version.major, version.minor) in _BY_PARTS
-    shape = document_shape(doc.data) if by_parts else None
+    shape = document_shape(doc.data, finite=doc.finite) if by_parts else None
     paths = changed_paths(previous, shape, doc.data) if by_parts else None
     sink = DiagnosticSink()
     if paths is None or not report_findings(doc, version, sink, paths):
