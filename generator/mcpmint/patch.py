@@ -210,11 +210,12 @@ def patched(
     if is_large(before) != is_large(after) or result_models_for(policy, before) != every_result:
         return None  # a large API's result models and scaffolded config would change
     catalog_path = tools_path(change.server)
+    old_catalog = current.texts.get(catalog_path)
+    if old_catalog is None:
+        return None  # another package (a namespace changed)
     try:
-        # First, as the most frequent reason to fall back: a change to the typed models.
-        old_catalog = (output / catalog_path).read_text(encoding="utf-8")
         patched_catalog = _patched_catalog(old_catalog, change.server, every_result)
-    except (OSError, ValueError, KeyError, _Unpatchable):
+    except (ValueError, KeyError, _Unpatchable):
         return None
     if patched_catalog is None:
         return None  # the typed models would change
@@ -222,8 +223,6 @@ def patched(
     formatter: Formatter = "black" if config is not None and config.formatter == "black" else "ruff"
     if rewrites and previous.get("formatter") != formatter_version(formatter):
         return None  # the models' layout is that formatter's, the same one's
-    if current.texts.get(catalog_path) != old_catalog:
-        return None
     generated = {catalog_path: catalog_text}
     if rewrites:
         models = models_path(change.server)
