@@ -235,7 +235,8 @@ def generate_command(
         source = _input(spec, sink, namespace, root)
         from .pipeline import generate
 
-        report = generate(source, options, sink, quick_checked=quick is not None)
+        held = _HELD_TO_EXIT if _HARD_EXIT else None
+        report = generate(source, options, sink, quick_checked=quick is not None, held=held)
         out = report.output
         if report.quick:  # the quick check answered there (this one could not read the input)
             typer.echo(f"{out}: up to date (inputs unchanged)")
@@ -563,6 +564,12 @@ def main(
         raise typer.Exit(EXIT_OK)
 
 
+# Set by `entry`, which ends the process without freeing what it holds: a run leaves its
+# largest objects here instead of freeing them as it returns (pipeline.generate's `held`).
+_HARD_EXIT = False
+_HELD_TO_EXIT: list[Any] = []
+
+
 def entry() -> None:
     """The `mcpmint` command (and `python -m mcpmint`): `app`, then a hard exit.
 
@@ -571,6 +578,8 @@ def entry() -> None:
     command writes is closed by then and the second process is joined, so the exit skips
     that, once the output is flushed (as mypy does). In-process callers (tests) use `app`.
     """
+    global _HARD_EXIT
+    _HARD_EXIT = True
     try:
         app()
         code = 0

@@ -217,6 +217,7 @@ def _build_source(
     a patch that fell back did already with `spec` (patch.py): loaded it, began validating."""
     attempt = attempt or Attempt()
     document = attempt.document or load_document(spec, sink, root=root)
+    attempt.document = document  # held with the attempt (`generate`'s `held`)
     _stop_on_errors(sink)
     assert document is not None
     if source is not None and source.kind == "manifest" and not is_manifest(document.data):
@@ -348,6 +349,7 @@ def generate(
     sink: DiagnosticSink,
     *,
     quick_checked: bool = False,
+    held: list[Any] | None = None,
 ) -> WriteReport:
     """The whole pipeline, from a spec or from a project config (`mcpmint.yaml`, whose
     folder is the default output folder). Raises `Aborted` (nothing written) when a stage
@@ -359,7 +361,10 @@ def generate(
     whose scaffolded files are all there, the project config a spec run scaffolded unedited)
     returns at once (`report.quick`), without loading the spec: it would write nothing.
     `quick_checked`: the caller has asked `up_to_date` already, and it said no (the files are
-    not hashed twice).
+    not hashed twice). `held`: where the run leaves its largest objects (the spec's data, the
+    server) for a caller that ends its process without freeing them (the command line,
+    cli.entry), instead of freeing them object by object as the run's functions return (0.03-
+    0.04 s of a patched GitHub run, measured).
     """
     config = spec if isinstance(spec, Config) else None
     if not quick_checked and up_to_date(spec, options):
@@ -374,7 +379,7 @@ def generate(
     with second_process():  # validation, then the typed models (background.py)
         try:
             with rare_collections():
-                report = _generate(spec, config, options, sink, cache, deferred)
+                report = _generate(spec, config, options, sink, cache, deferred, held)
         finally:  # also on Aborted: the validation warnings belong with the errors
             _join(deferred)
     if _written(report, options, sink):
@@ -408,9 +413,12 @@ def _generate(
     sink: DiagnosticSink,
     cache: StageCache,
     deferred: list[PendingFindings],
+    held: list[Any] | None = None,
 ) -> WriteReport:
     # A spec changed in some operations only: the previous run's files, patched (patch.py).
     attempt = Attempt()
+    if held is not None:
+        held.append(attempt)
     report = patched(spec, options, sink, cache, deferred, attempt)
     if report is not None:
         return report
@@ -421,6 +429,8 @@ def _generate(
         server, files, spec_path, output = _build(
             spec, config, options, sink, cache, deferred, attempt
         )
+        if held is not None:
+            held.append(server)
         if cache.folder is None:
             cache.folder = output / CACHE_DIR
         report = _render_and_write(
