@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from . import ir
 from .diagnostics import DiagnosticSink
-from .load import Limits, _decode, _parse_json, _parse_yaml, _Refused, _Source
+from .load import Limits, _decode, _parse_json, _Refused, _Source
 from .refs import escape_token
 from .resources import bundled_schema
 from .settings import check_settings
@@ -218,7 +218,9 @@ def _read(path: Path, sink: DiagnosticSink) -> tuple[Any, _Source] | None:
         text = _decode(raw, display)
         if path.suffix.lower() == ".json":
             return _parse_json(text, display, limits, sink)
-        return _parse_yaml(text, display, limits, sink)
+        from .yamlload import parse_yaml  # PyYAML is imported for YAML files only
+
+        return parse_yaml(text, display, limits, sink)
     except _Refused as exc:
         sink.error(exc.location, exc.message, exc.hint)
         return None

@@ -500,6 +500,7 @@ def _patched_tree(
     if cases is None:
         return None
     lock, summaries, lock_text = _patched_lock(texts[LOCK_FILE], server, previous)
+    before = {name: json.loads(previous["summaries"][name]) for name in lock["tools"]}
     generated = {
         **patched,
         LOCK_FILE: lock_text,
@@ -511,6 +512,7 @@ def _patched_tree(
         generated=generated,
         scaffold=dict(current.scaffold),
         lock=lock,
+        lock_before={**lock, "tools": before},
         lock_summaries=summaries,
         kept=kept,
         on_disk=current.texts,

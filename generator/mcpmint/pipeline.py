@@ -29,6 +29,7 @@ from .lock import (
     Change,
     LockError,
     changes_since,
+    diff_locks,
     dump,
     has_breaking,
     lock_parts,
@@ -303,22 +304,17 @@ def render_server(
 
 
 def lock_changes(
-    output: Path,
-    sink: DiagnosticSink,
-    new_text: str,
-    new: Mapping[str, Any],
-    old_text: str | None = None,
+    output: Path, sink: DiagnosticSink, new_text: str, new: Mapping[str, Any]
 ) -> list[Change]:
     """The changes from the output folder's current `tools.lock.json` to `new` (whose text is
     `new_text`): none when there is no lock, or it is unreadable (reported as a warning: the
     write stage guards the file itself), or its text is `new_text` (15 MB of JSON not parsed
-    and compared on a GitHub run that changes nothing). `old_text`: the current lock's text,
-    when this run read it already."""
+    and compared on a GitHub run that changes nothing)."""
     path = output / LOCK_FILE
-    if old_text is None and not path.is_file():
+    if not path.is_file():
         return []
     try:
-        text = old_text if old_text is not None else path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8")
         return [] if text == new_text else changes_since(text, new_text, new)
     except (OSError, UnicodeDecodeError, LockError) as exc:
         sink.warning(str(path), f"previous lock ignored: {exc}", "restore it from version control")
@@ -568,8 +564,10 @@ def write_outputs(
     if config is None:
         _warn_unused_config(output, tree, sink)
     assert tree.lock is not None  # render_server keeps the document the lock was written from
-    old_lock = tree.on_disk.get(LOCK_FILE)  # a patched run read it
-    changes = lock_changes(output, sink, tree.generated[LOCK_FILE], tree.lock, old_lock)
+    if tree.lock_before is not None:  # a patched run's: the other tools are the same text
+        changes = diff_locks(tree.lock_before, tree.lock)
+    else:
+        changes = lock_changes(output, sink, tree.generated[LOCK_FILE], tree.lock)
     inputs = inputs_fingerprint(
         spec_file,
         {relative(path, output): file_sha256(path) for path in files},

@@ -44,6 +44,9 @@ class FileTree:
     # The document tools.lock.json was written from, when the tree has one: comparing it
     # with the previous lock needs no second reading of 15 MB of text (GitHub).
     lock: Mapping[str, Any] | None = None
+    # The previous lock's document with only the tools `lock` holds, when the others are the
+    # same text in both (a patched run's): the changes are these tools' alone.
+    lock_before: Mapping[str, Any] | None = None
     # Each tool summary's canonical text in that lock (lock.lock_parts), by tool name.
     lock_summaries: Mapping[str, str] | None = None
     # Generated files left as they are, with the sha256 of their bytes: a patched run's
