@@ -15,8 +15,9 @@ subprocess under `/usr/bin/time -v` (wall time, peak RSS):
    it would write nothing; before 2026-12-01 23:30 the pipeline ran, the stage cache hitting);
 4. `one description`: one operation's description changed (typed models unchanged: since
    2026-12-02 the previous run's files are patched, `patch.py`);
-5. `one parameter`: an optional query parameter added to another operation (typed models
-   regenerated: the whole pipeline runs, reusing what did not change);
+5. `one parameter`: an optional query parameter added to another operation (its typed model
+   changes: before 2026-12-02 04:00 the whole pipeline ran, reusing what did not change; since
+   then its arguments class is patched into `models.py`);
 6. `reverted`: the original spec again.
 
 mcpmint's modules are compiled to bytecode first, as an install has them (`run.compile_mcpmint`;
