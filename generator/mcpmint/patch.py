@@ -5,14 +5,17 @@ a whole run still walks every tool at every stage: most of a large API's run (Gi
 tools, two thirds of the cold time for a one-operation edit). This module makes the same
 files from the previous run's files instead: it builds the tools of the changed path items
 alone, from a document holding those path items and everything else, and puts each new
-tool's text where the old one's was, in the four files that hold every tool:
+tool's text where the old one's was, in the files that hold every tool:
 
 - `tools.json`: the tool's entry, in the `tools` list;
 - `tools.lock.json`: the tool's summary, and the lock's `hash`, recomputed from every
   summary's canonical text, which the previous run kept (`lock.summaries_digest`);
 - `tests/generated_cases.json`: the tool's call, rejections, `tools/list` digest, and the
   lists over all tools (`unsampled`, `confirmationRequired`), recomputed;
-- `REFERENCE.md`: the tool's row.
+- `REFERENCE.md`: the tool's row;
+- the typed models, when a tool's arguments changed structure (a parameter added): its
+  arguments class, written again when it is a class alone before and after
+  (`models.argument_class`: the same text in any module), laid out by the same formatter.
 
 Every other generated file is the previous run's: it is made from what the patch requires to
 be unchanged. The run is a patch only when the result is the whole run's, byte for byte
@@ -24,17 +27,20 @@ whole pipeline, which stays the judge:
 - one spec file, OpenAPI 3.0 or 3.1, whose changes from the one the previous run read are
   inside path items only (the shape of that one, a digest of each path item and one of
   everything else, is kept by the bytes of its file: validateparts.py, validate.py), no path
-  item added or removed, and no `$ref` into `#/paths` anywhere;
+  item added or removed, and no `$ref` into `#/paths` anywhere (a JSON spec is read by
+  `load.load_json_quickly`, whose checks are the whole load's but the nesting of the parts
+  the previous run read: the changed path items' is checked here);
 - the changed path items' tools the same operations with the same names and operation ids
   (so every other tool keeps its name), none left out (the warning about output schemas cut
   to fit, which counts every tool's, is made again from the record's list and theirs);
-- the typed models unchanged: the changed tools' arguments (and results, where results have
-  models) the same structure (`models.structure`), and the token estimate that decides a
-  large API's result models and warning on the same side of the line;
+- the typed models unchanged but for arguments classes written again: the changed tools'
+  results, where results have models, the same structure (`models.structure`), and the token
+  estimate that decides a large API's result models and warning on the same side of the line;
 - a project config with one OpenAPI source and no `tools` section, selection, resource
   templates or partial runs (each makes the server from every tool);
-- every generated file as the previous run wrote it (the manifest's hashes), every
-  scaffolded file present: a run that would refuse, or scaffold, is the pipeline's.
+- every generated file as the previous run wrote it (the manifest's hashes: read and hashed
+  in a thread beside the spec's load, `_Reading`), every scaffolded file present: a run that
+  would refuse, or scaffold, is the pipeline's.
 
 The validation of the changed path items, the lock's comparison, the inputs record and the
 write are the pipeline's own (`pipeline.write_outputs`). What a patched run prints is what the
