@@ -696,3 +696,37 @@ def test_a_yaml_spec_edited_as_text_is_patched_to_the_bytes_of_a_cold_run(
     (folder / "spec.yaml").write_text(edited, encoding="utf-8")
     generated(folder / "spec.yaml", folder / "out")
     assert tree_digest(work / "out") == tree_digest(folder / "out")
+
+
+@pytest.mark.parametrize(
+    ("extra", "patched"),
+    [
+        ("", True),
+        # another group's class merged into the tool's (the same body): it is used elsewhere
+        ("\n\nclass Listing(BaseModel):\n    pets: ListPetsArguments | None = None\n", False),
+        # another group's class of the same name, renamed after it at the merge
+        ("\n\nclass ListPetsArgumentsG2(BaseModel):\n    pass\n", False),
+    ],
+    ids=["alone", "used by another class", "another class renamed after it"],
+)
+def test_an_arguments_class_is_written_again_only_where_nothing_else_names_it(
+    tmp_path: Path, extra: str, patched: bool
+) -> None:
+    data = load(PETSTORE)
+    spec = write(tmp_path, data)
+    generated(spec, tmp_path / "out")
+    module = next((tmp_path / "out").glob("src/*/_generated/models.py")).read_text("utf-8")
+    first = module.index("\n\n\nclass ")  # the extra class goes before the first one
+    text = module[:first] + extra + module[first:]
+    server = build(spec, DiagnosticSink())
+    tool = next(t for t in server.tools if t.operation_id == first_get(data)["operationId"])
+    schema = tool.input_schema
+    grown = {**schema, "properties": {**schema["properties"], "mcpmint_extra": {"type": "string"}}}
+    rewrite = patch._Rewrite("ListPetsArguments", schema, grown)
+
+    result = patch._patched_models(text, [rewrite], "ruff")
+
+    assert (result is not None) == patched
+    if result is not None:
+        assert "    mcpmint_extra: str | None = None\n" in result
+        assert result.replace("    mcpmint_extra: str | None = None\n", "") == text

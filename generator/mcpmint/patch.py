@@ -53,6 +53,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -679,6 +680,11 @@ def _patched_models(text: str, rewrites: list[_Rewrite], formatter: Formatter) -
         return None
     spans = []
     for index, rewrite in enumerate(rewrites):
+        # The class is named at its definition and in the `ARGUMENTS` map only: another
+        # group's class of that name, merged into it (the same body) or renamed after it
+        # (`G<n>`: models.merge_modules), would depend on its text.
+        if len(re.findall(rf"\b{re.escape(rewrite.name)}(?:G\d+)?\b", text)) != 2:
+            return None
         # A top-level statement follows two blank lines; none is inside a class.
         opening = f"\n\n\nclass {rewrite.name}(BaseModel):\n"
         at = text.find(opening)
