@@ -999,3 +999,15 @@ def test_a_document_says_whether_its_numbers_are_all_finite(tmp_path: Path, numb
     assert whole is not None and not sink.items
     assert whole.finite == (number == "1.5")
     assert (quick is not None) == whole.finite
+
+
+def test_a_quick_load_reads_json_only_where_the_whole_load_does(tmp_path: Path) -> None:
+    """A `.json` name linked to a YAML file is read as YAML (its lines and columns), and a
+    path that is not a regular file is the whole load's to refuse."""
+    target = write(tmp_path / "spec.yaml", '{"openapi": "3.0.3"}')
+    (tmp_path / "spec.json").symlink_to(target)
+    (tmp_path / "folder.json").mkdir()
+
+    assert load_json_quickly(tmp_path / "spec.json") is None
+    assert load(tmp_path / "spec.json")[0] is not None
+    assert load_json_quickly(tmp_path / "folder.json") is None

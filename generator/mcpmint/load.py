@@ -159,11 +159,14 @@ def load_json_quickly(
 
     None, with nothing reported, for anything else (YAML, a `$ref` to another file or to
     nothing, a duplicate key, a limit passed): `load_document` then says what it is."""
-    if path.suffix.lower() != ".json":
+    real = os.path.realpath(path)
+    if not real.lower().endswith(".json"):  # the whole load reads the file it names as JSON
         return None
     root_real = os.path.realpath(root if root is not None else path.parent)
     try:
         if not _inside(os.path.realpath(path.parent), root_real):
+            return None
+        if not stat.S_ISREG(os.stat(real).st_mode):
             return None
         raw = path.read_bytes()
         if len(raw) > limits.max_bytes:
