@@ -58,7 +58,7 @@ import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, AnyStr
 
 import orjson
 
@@ -120,9 +120,10 @@ STAGE = "patch"
 CASES_FILE = "tests/generated_cases.json"
 _PATCHED = (LOCK_FILE, CASES_FILE, REFERENCE)  # and tools.json and models.py, in the package
 _VERSIONS = ((3, 0), (3, 1))  # validateparts.py keeps the shape of these
-_TOOLS_OPEN = '\n  "tools": [\n'
-_ENTRY_OPEN = "\n    {\n"
-_ENTRY_CLOSE = "\n    }"
+# tools.json's layout, searched in its UTF-8 bytes (the markers are ASCII)
+_TOOLS_OPEN = b'\n  "tools": [\n'
+_ENTRY_OPEN = b"\n    {\n"
+_ENTRY_CLOSE = b"\n    }"
 
 
 def record(
@@ -217,7 +218,7 @@ def patched(
     if is_large(before) != is_large(after) or result_models_for(policy, before) != every_result:
         return None  # a large API's result models and scaffolded config would change
     catalog_path = tools_path(change.server)
-    old_catalog = current.texts.get(catalog_path)
+    old_catalog = current.data.get(catalog_path)
     if old_catalog is None:
         return None  # another package (a namespace changed)
     try:
@@ -230,10 +231,10 @@ def patched(
     formatter: Formatter = "black" if config is not None and config.formatter == "black" else "ruff"
     if rewrites and previous.get("formatter") != formatter_version(formatter):
         return None  # the models' layout is that formatter's, the same one's
-    generated = {catalog_path: catalog_text}
+    generated: dict[str, str | bytes] = {catalog_path: catalog_text}
     if rewrites:
         models = models_path(change.server)
-        models_text = _patched_models(current.texts[models], rewrites, formatter)
+        models_text = _patched_models(current.text(models), rewrites, formatter)
         if models_text is None:
             return None  # a class that is not one alone, or new imports
         generated[models] = models_text
@@ -495,24 +496,30 @@ def _patched_tree(
     current: _Current,
     server: ir.Server,
     previous: Mapping[str, Any],
-    patched: Mapping[str, str],
+    patched: Mapping[str, str | bytes],
     spec: Path,
     output: Path,
 ) -> FileTree | None:
     """The whole tree with the changed tools patched in (`patched`: `tools.json`, and the
     typed models when a class changed; the project config a spec run scaffolds is the
     caller's); None when a file cannot be patched."""
-    texts = current.texts
-    cases = _patched_cases(texts[CASES_FILE], server, previous)
+    cases = _patched_cases(current.data[CASES_FILE], server, previous)
     if cases is None:
         return None
-    lock, summaries, lock_text = _patched_lock(texts[LOCK_FILE], server, previous)
+    lock, summaries, lock_data = _patched_lock(current.data[LOCK_FILE], server, previous)
     before = {name: json.loads(previous["summaries"][name]) for name in lock["tools"]}
-    generated = {
+    made = {
         **patched,
-        LOCK_FILE: lock_text,
+        LOCK_FILE: lock_data,
         CASES_FILE: cases,
-        REFERENCE: _patched_reference(texts[REFERENCE], server, spec, output),
+        REFERENCE: _patched_reference(current.text(REFERENCE), server, spec, output),
+    }
+    # The large files are spliced as bytes (the write stage takes them as they are); their
+    # text is the tree's too (decoding is quick, encoding is not: characters beyond ASCII).
+    encoded = {path: data for path, data in made.items() if isinstance(data, bytes)}
+    generated = {
+        path: data.decode("utf-8") if isinstance(data, bytes) else data
+        for path, data in made.items()
     }
     kept = {path: digest for path, digest in current.hashes.items() if path not in generated}
     return FileTree(
@@ -522,7 +529,8 @@ def _patched_tree(
         lock_before={**lock, "tools": before},
         lock_summaries=summaries,
         kept=kept,
-        on_disk=current.texts,
+        on_disk=current.data,
+        encoded=encoded,
     )
 
 
@@ -535,8 +543,11 @@ class _Current:
     """The previous run's files, as it wrote them."""
 
     hashes: dict[str, str]  # every generated file's sha256, by path (the manifest's)
-    texts: dict[str, str]  # the text of those a patch rewrites
+    data: dict[str, bytes]  # the bytes of those a patch rewrites
     scaffold: dict[str, str]  # the user-owned files it scaffolded (all present)
+
+    def text(self, path: str) -> str:
+        return self.data[path].decode("utf-8")
 
 
 class _Reading:
@@ -579,27 +590,26 @@ def _current_files(output: Path) -> _Current | None:
         # Edited by hand, or missing: the pipeline says so.
         if sha256_each([output / path for path in kept]) != [hashes[path] for path in kept]:
             return None
-        texts: dict[str, str] = {}
+        data: dict[str, bytes] = {}
         for path in patchable:
-            data = (output / path).read_bytes()
-            if hashlib.sha256(data).hexdigest() != hashes[path]:
-                return None
-            texts[path] = data.decode("utf-8")
+            data[path] = (output / path).read_bytes()
+            if hashlib.sha256(data[path]).hexdigest() != hashes[path]:
+                return None  # (so it is the UTF-8 the last run wrote)
         scaffold = {path: (output / path).read_text(encoding="utf-8") for path in scaffolded}
     except (OSError, ValueError, KeyError, TypeError):
         return None
-    return _Current(dict(hashes), texts, scaffold)
+    return _Current(dict(hashes), data, scaffold)
 
 
-def _entry_span(text: str, name: str, start: int, end: int) -> tuple[int, int]:
-    """Where the entry of the tool `name` is in a `tools.json` text's tools list (between
-    `start` and `end`): from its `{` to its `}`."""
-    key = f'\n      "name": {compact(name)},\n'
-    at = text.find(key, start, end)
-    if at < 0 or text.find(key, at + 1, end) >= 0:
+def _entry_span(data: bytes, name: str, start: int, end: int) -> tuple[int, int]:
+    """Where the entry of the tool `name` is in a `tools.json`'s tools list (its UTF-8
+    bytes, between `start` and `end`): from its `{` to its `}`."""
+    key = f'\n      "name": {compact(name)},\n'.encode()
+    at = data.find(key, start, end)
+    if at < 0 or data.find(key, at + 1, end) >= 0:
         raise _Unpatchable(name)
-    first = text.rfind(_ENTRY_OPEN, start - 1, at) + len(_ENTRY_OPEN) - 2
-    last = text.find(_ENTRY_CLOSE, at, end) + len(_ENTRY_CLOSE)
+    first = data.rfind(_ENTRY_OPEN, start - 1, at) + len(_ENTRY_OPEN) - 2
+    last = data.find(_ENTRY_CLOSE, at, end) + len(_ENTRY_CLOSE)
     if first < start - 1 or last < len(_ENTRY_CLOSE):
         raise _Unpatchable(name)
     return first, last
@@ -610,8 +620,8 @@ def _indented(value: Any, spaces: int) -> str:
     return pretty(value).replace("\n", "\n" + " " * spaces)
 
 
-def _replaced(text: str, spans: list[tuple[int, int, str]]) -> str:
-    """`text` with each (start, end) stretch replaced by its new text."""
+def _replaced(text: AnyStr, spans: list[tuple[int, int, AnyStr]]) -> AnyStr:
+    """`text` (or bytes) with each (start, end) stretch replaced by its new text."""
     parts, at = [], 0
     for start, end, new in sorted(spans):
         if start < at:
@@ -619,7 +629,7 @@ def _replaced(text: str, spans: list[tuple[int, int, str]]) -> str:
         parts += [text[at:start], new]
         at = end
     parts.append(text[at:])
-    return "".join(parts)
+    return text[:0].join(parts)
 
 
 @dataclass(frozen=True)
@@ -633,19 +643,19 @@ class _Rewrite:
 
 
 def _patched_catalog(
-    text: str, server: ir.Server, every_result: bool
-) -> tuple[str, list[_Rewrite]] | None:
-    """`tools.json` with the server's tools' entries replaced, and the arguments classes to
-    write again; None when the typed models would change otherwise: the structure of a
-    tool's result where it has a result model (`every_result`, or a handler tool), or
-    whether it is a handler."""
-    start = text.index(_TOOLS_OPEN) + len(_TOOLS_OPEN)
-    end = text.index("\n  ]", start)
+    data: bytes, server: ir.Server, every_result: bool
+) -> tuple[bytes, list[_Rewrite]] | None:
+    """`tools.json` (its UTF-8 bytes) with the server's tools' entries replaced, and the
+    arguments classes to write again; None when the typed models would change otherwise: the
+    structure of a tool's result where it has a result model (`every_result`, or a handler
+    tool), or whether it is a handler."""
+    start = data.index(_TOOLS_OPEN) + len(_TOOLS_OPEN)
+    end = data.index(b"\n  ]", start)
     spans, rewrites = [], []
     classes = {tool.name: class_names(tool)[0] for tool in server.tools}
     for entry in catalog(server)["tools"]:
-        first, last = _entry_span(text, entry["name"], start, end)
-        old = orjson.loads(text[first:last])
+        first, last = _entry_span(data, entry["name"], start, end)
+        old = orjson.loads(data[first:last])
         if old.get("handler") != entry.get("handler"):
             return None
         modelled = every_result or entry.get("handler")
@@ -655,8 +665,8 @@ def _patched_catalog(
             rewrites.append(
                 _Rewrite(classes[entry["name"]], old["inputSchema"], entry["inputSchema"])
             )
-        spans.append((first, last, _indented(entry, 4)))
-    return _replaced(text, spans), rewrites
+        spans.append((first, last, _indented(entry, 4).encode("utf-8")))
+    return _replaced(data, spans), rewrites
 
 
 def _patched_models(text: str, rewrites: list[_Rewrite], formatter: Formatter) -> str | None:
@@ -699,22 +709,22 @@ def _patched_models(text: str, rewrites: list[_Rewrite], formatter: Formatter) -
 
 
 def _patched_lock(
-    text: str, server: ir.Server, previous: Mapping[str, Any]
-) -> tuple[dict[str, Any], dict[str, str], str]:
+    data: bytes, server: ir.Server, previous: Mapping[str, Any]
+) -> tuple[dict[str, Any], dict[str, str], bytes]:
     """The lock's document (its head and the changed tools' summaries: what the comparison
-    with the previous lock reads), every summary's canonical text, and its new text."""
+    with the previous lock reads), every summary's canonical text, and its new bytes."""
     new, texts = lock_parts(server)
     summaries = {**previous["summaries"], **texts}
-    patched = patched_text(text, new["tools"], summaries_digest(summaries))
+    patched = patched_text(data, new["tools"], summaries_digest(summaries))
     if patched is None:
         raise _Unpatchable(LOCK_FILE)
-    new_text, head = patched
-    return {**head, "tools": new["tools"]}, summaries, new_text
+    new_data, head = patched
+    return {**head, "tools": new["tools"]}, summaries, new_data
 
 
-def _patched_cases(text: str, server: ir.Server, previous: Mapping[str, Any]) -> str | None:
+def _patched_cases(data: bytes, server: ir.Server, previous: Mapping[str, Any]) -> str | None:
     """`generated_cases.json` with the server's tools' cases in place of the old ones."""
-    cases = orjson.loads(text)
+    cases = orjson.loads(data)
     made = build_cases(server, DiagnosticSink())
     if not made or made["environ"] != cases["environ"]:
         return None

@@ -52,10 +52,13 @@ class FileTree:
     # Generated files left as they are, with the sha256 of their bytes: a patched run's
     # (patch.py) files that hold no changed tool, checked to be what the last run wrote.
     kept: Mapping[str, str] = field(default_factory=dict)
-    # The texts on disk of generated files this run found to be what the last run wrote (a
-    # patched run's, which it rewrites): the write stage and the lock's comparison need not
-    # read or hash them again (GitHub: 33 MB).
-    on_disk: Mapping[str, str] = field(default_factory=dict)
+    # The bytes on disk of generated files this run found to be what the last run wrote (a
+    # patched run's, which it rewrites): the write stage need not read or hash them again
+    # (GitHub: 33 MB).
+    on_disk: Mapping[str, bytes] = field(default_factory=dict)
+    # The UTF-8 bytes of generated files the run made as bytes (a patched run splices the
+    # large ones): the write stage takes them as they are instead of encoding their text.
+    encoded: Mapping[str, bytes] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -284,7 +284,7 @@ def plan(
             report.written.append(path)
             return
         if path in tree.on_disk:  # read this run, and found to be what the last run wrote
-            if tree.on_disk[path] == text:
+            if tree.on_disk[path] == data:
                 report.unchanged.append(path)
             else:
                 writes[path] = data
@@ -322,7 +322,7 @@ def plan(
     hashes: dict[str, str] = dict(tree.kept)
     report.unchanged.extend(tree.kept)
     for path, text in sorted(tree.generated.items()):
-        data = text.encode("utf-8")
+        data = tree.encoded.get(path) or text.encode("utf-8")
         hashes[path] = hashlib.sha256(data).hexdigest()
         decide(path, text, data)
     manifest = _manifest(hashes, inputs, tree.scaffold)  # the files' hashes are known only now
