@@ -18,7 +18,9 @@ subprocess under `/usr/bin/time -v` (wall time, peak RSS):
 5. `one parameter`: an optional query parameter added to another operation (its typed model
    changes: before 2026-12-02 04:00 the whole pipeline ran, reusing what did not change; since
    then its arguments class is patched into `models.py`);
-6. `reverted`: the original spec again.
+6. `reverted`: the original spec again. Removing the added parameter is a breaking change to
+   the tool surface, so this run is refused before it writes (exit 1, as without
+   `--accept-breaking`): it times everything but the writes.
 
 mcpmint's modules are compiled to bytecode first, as an install has them (`run.compile_mcpmint`;
 before 2026-12-02 04:00 every run here compiled them: 0.1 s of each).
