@@ -255,10 +255,10 @@ def plan(
     """Decide what to write (the bytes, by path) and remove; report refusals as errors in
     `sink`.
 
-    Each generated file is encoded once, hashed for the manifest and compared with the bytes
-    on disk; nothing on disk is decoded (GitHub's 35 MB: 0.06 s less). The encoded copy is
-    kept for the files to write (encoding them again took 0.03 s of a GitHub run, its text
-    not being ASCII) and dropped at once for the others."""
+    Each generated file is encoded once (or given as bytes: `FileTree.encoded`), hashed for
+    the manifest and compared with the bytes on disk; nothing on disk is decoded (GitHub's
+    35 MB: 0.06 s less). The encoded copy is kept for the files to write (encoding them again
+    took 0.03 s of a GitHub run, its text not being ASCII) and dropped for the others."""
     report = WriteReport()
     previous = _read_manifest(out, sink)
     if previous is None:
