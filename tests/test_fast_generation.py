@@ -420,9 +420,13 @@ def _add_parameter(operation: dict[str, Any]) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("edit", [_describe_more, _add_parameter], ids=["description", "parameter"])
+@pytest.mark.parametrize(
+    ("edit", "patch"),
+    [(_describe_more, True), (_add_parameter, True), (_add_parameter, False)],
+    ids=["description", "parameter", "parameter, the pipeline"],
+)
 def test_github_one_changed_operation_regenerates_to_the_bytes_of_a_cold_run(
-    tmp_path: Path, edit: Any, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, edit: Any, patch: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     original = GITHUB.read_text(encoding="utf-8")
     changed_document = json.loads(original)
@@ -440,15 +444,18 @@ def test_github_one_changed_operation_regenerates_to_the_bytes_of_a_cold_run(
         return original_generate(text, location)
 
     monkeypatch.setattr(models, "_generate", counting)
+    if not patch:
+        whole_runs_only(monkeypatch)
     (work / "github.json").write_text(changed, encoding="utf-8")
     sink = DiagnosticSink()
     report = generate(work / "github.json", GenerateOptions(output=work / "out"), sink)
     assert not sink.has_errors
-    # A description is no structure: the previous run's files are patched (patch.py); a new
-    # parameter is, and the pipeline runs. Its arguments are a plain class, which mcpmint
-    # writes itself: no model group is made again (a structural edit to a tool that
-    # datamodel-code-generator models makes its group again: test_model_groups.py).
-    assert (report.patched is not None) == (edit is _describe_more)
+    # The previous run's files are patched (patch.py): a description is no structure, and a
+    # new parameter's arguments class is one alone, written again in place. The pipeline,
+    # run instead, writes that plain class itself: no model group is made again (a
+    # structural edit to a tool that datamodel-code-generator models makes its group again:
+    # test_model_groups.py).
+    assert (report.patched is not None) == patch
     assert made == []
     # Validation ran again (the old entry is kept).
     stages = [n.split("-")[0] for n in entries(work / "out")]
@@ -536,7 +543,9 @@ def test_an_unchanged_lock_is_not_read_back_and_a_changed_one_is_compared(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The previous lock is parsed and compared only when its text differs from the new one:
-    an unchanged lock has no change to find (15 MB of JSON on GitHub)."""
+    an unchanged lock has no change to find (15 MB of JSON on GitHub). (A patched run has its
+    changed tools' summaries: test_patch.py.)"""
+    whole_runs_only(monkeypatch)
     spec = tmp_path / "spec.yaml"
     shutil.copy(REPO / "specs" / "petstore.yaml", spec)
     out = tmp_path / "out"
