@@ -271,10 +271,19 @@ EDITS: dict[str, tuple[Edit, bool]] = {
 }
 
 
-# Every edit on the small specs; on Asana's 216 operations (6 s a case), those its path
-# items make different: several operations each, path-level parameters.
+# The edits of the typed models' classes, which no reference cycle changes: on petstore-plus.
+CLASS_EDITS = {
+    "parameter removed",
+    "new parameter, a long line",
+    "new parameter, new import",
+    "new parameter, nested classes",
+}
+# Every edit on the small specs (but the classes' on the cyclic one); on Asana's 216
+# operations (6 s a case), those its path items make different: several operations each,
+# path-level parameters.
 CASES = [
-    *((spec, label) for spec in (PETSTORE, CYCLIC) for label in EDITS),
+    *((PETSTORE, label) for label in EDITS),
+    *((CYCLIC, label) for label in EDITS if label not in CLASS_EDITS),
     *(
         (ASANA, label)
         for label in ("description", "parameter description", "operation removed", "new parameter")
@@ -482,8 +491,23 @@ CONFIGS = {
 }
 
 
-@pytest.mark.parametrize("edit", [_describe, _add_long_enum], ids=["description", "new field"])
-@pytest.mark.parametrize("label", CONFIGS)
+# Each config with a description edited and a field added (black's layout only matters to
+# the second: a class written again).
+CONFIG_CASES = [
+    (label, edit)
+    for label in CONFIGS
+    for edit in (_describe, _add_long_enum)
+    if label != "black" or edit is _add_long_enum
+]
+
+
+@pytest.mark.parametrize(
+    ("label", "edit"),
+    CONFIG_CASES,
+    ids=[
+        f"{label}-{'description' if e is _describe else 'new field'}" for label, e in CONFIG_CASES
+    ],
+)
 def test_a_project_config_run_is_patched_unless_its_server_is_made_from_every_tool(
     tmp_path: Path, label: str, edit: Edit
 ) -> None:
