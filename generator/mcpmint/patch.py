@@ -514,14 +514,10 @@ def _patched_tree(
         CASES_FILE: cases,
         REFERENCE: _patched_reference(current.text(REFERENCE), server, spec, output),
     }
-    # The large files are spliced as bytes (the write stage takes them as they are); their
-    # text is the tree's too (decoding is quick, encoding is not: characters beyond ASCII).
+    # The large files are spliced as bytes, which the write stage takes as they are.
     encoded = {path: data for path, data in made.items() if isinstance(data, bytes)}
-    generated = {
-        path: data.decode("utf-8") if isinstance(data, bytes) else data
-        for path, data in made.items()
-    }
-    kept = {path: digest for path, digest in current.hashes.items() if path not in generated}
+    generated = {path: data for path, data in made.items() if isinstance(data, str)}
+    kept = {path: digest for path, digest in current.hashes.items() if path not in made}
     return FileTree(
         generated=generated,
         scaffold=dict(current.scaffold),

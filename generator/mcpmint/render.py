@@ -56,8 +56,9 @@ class FileTree:
     # patched run's, which it rewrites): the write stage need not read or hash them again
     # (GitHub: 33 MB).
     on_disk: Mapping[str, bytes] = field(default_factory=dict)
-    # The UTF-8 bytes of generated files the run made as bytes (a patched run splices the
-    # large ones): the write stage takes them as they are instead of encoding their text.
+    # Generated files made as UTF-8 bytes (a patched run splices the large ones), not in
+    # `generated`: the write stage takes them as they are (no text of 31 MB is decoded from
+    # them or encoded back).
     encoded: Mapping[str, bytes] = field(default_factory=dict)
 
 

@@ -264,13 +264,13 @@ def plan(
     if previous is None:
         return {}, [], report
     writes: dict[str, bytes] = {}
-    for path in sorted({*tree.generated, *tree.kept, *tree.scaffold}):
+    for path in sorted({*tree.generated, *tree.encoded, *tree.kept, *tree.scaffold}):
         if not safe_relative(path):
             sink.error(path, "refusing to write outside the output folder")
             return {}, [], report
     root = out.resolve() if out.exists() else out.absolute()
 
-    def decide(path: str, text: str, data: bytes) -> None:
+    def decide(path: str, text: str | None, data: bytes) -> None:
         target = out / path
         if out.exists() and _escapes(target, root):
             sink.error(
@@ -294,7 +294,7 @@ def plan(
         if current == data:
             report.unchanged.append(path)
             return
-        if path == MANIFEST and _same_files(_text(current), text):
+        if path == MANIFEST and text is not None and _same_files(_text(current), text):
             # Only the record of the inputs differs: the same tree reached another way (from
             # the spec, then from the mcpmint.yaml that run wrote). The output is up to date;
             # a run that writes refreshes the record quietly, `--check` passes.
@@ -307,7 +307,7 @@ def plan(
         )
         if (edited or not owned) and not force:
             report.refused.append(path)
-            report.diffs[path] = _diff(path, _text(current), text)
+            report.diffs[path] = _diff(path, _text(current), _text(data) if text is None else text)
             why = "was edited by hand" if edited else "exists but was not written by mcpmint"
             sink.error(
                 str(target),
@@ -321,15 +321,16 @@ def plan(
 
     hashes: dict[str, str] = dict(tree.kept)
     report.unchanged.extend(tree.kept)
-    for path, text in sorted(tree.generated.items()):
-        data = tree.encoded.get(path) or text.encode("utf-8")
+    for path in sorted({*tree.generated, *tree.encoded}):
+        text = tree.generated.get(path)
+        data = tree.encoded[path] if text is None else text.encode("utf-8")
         hashes[path] = hashlib.sha256(data).hexdigest()
         decide(path, text, data)
     manifest = _manifest(hashes, inputs, tree.scaffold)  # the files' hashes are known only now
     decide(MANIFEST, manifest, manifest.encode("utf-8"))
     for listed in (report.written, report.unchanged, report.refused):
         listed.sort()  # in the order of their paths, the manifest's among them
-    for path in sorted(set(previous) - {*tree.generated, *tree.kept, MANIFEST}):
+    for path in sorted(set(previous) - {*tree.generated, *tree.encoded, *tree.kept, MANIFEST}):
         target = out / path
         if not target.is_file():
             continue
