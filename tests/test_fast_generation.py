@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from mcpmint import compact, models, pipeline, validate
 from mcpmint import format as format_stage
@@ -483,6 +484,29 @@ def test_the_collector_runs_rarely_during_a_run_and_as_before_after_it(
     with pytest.raises(Aborted):
         generate(broken, GenerateOptions(output=tmp_path / "other"), DiagnosticSink())
     assert gc.get_threshold() == before
+
+
+def test_a_patched_run_pauses_the_collector_and_leaves_it_as_it_was(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    spec = tmp_path / "spec.json"
+    data = yaml.safe_load(PETSTORE.read_text(encoding="utf-8"))
+    spec.write_text(json.dumps(data), encoding="utf-8")
+    run(spec, tmp_path / "out")
+    data["paths"]["/pets"]["get"]["description"] = "Edited."
+    spec.write_text(json.dumps(data), encoding="utf-8")
+    seen: list[Any] = []
+    original = pipeline.patched
+
+    def spying(*args: Any) -> Any:
+        seen.append(gc.isenabled())
+        return original(*args)
+
+    monkeypatch.setattr(pipeline, "patched", spying)
+    report = generate(spec, GenerateOptions(output=tmp_path / "out"), DiagnosticSink())
+    assert report.patched is not None
+    assert seen == [False]  # off for the patch
+    assert gc.isenabled()  # and on again after it
 
 
 def test_the_command_imports_the_strict_checker_only_when_findings_are_made() -> None:

@@ -402,6 +402,24 @@ def rare_collections() -> Iterator[None]:
         gc.set_threshold(*previous)
 
 
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector off inside the block, on again after it if it was.
+
+    A patched run (patch.py) makes a large spec's million objects, keeps them all, makes
+    almost no reference cycle, and ends: its young-generation collections scanned them for
+    nothing, 0.07 s of a patched GitHub run (0.81 -> 0.73 s, medians of eight runs, alternately).
+    A patch that falls back hands the pipeline its objects with the collector as it was.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 def _generate(
     spec: Path | Config,
     config: Config | None,
@@ -415,7 +433,8 @@ def _generate(
     attempt = Attempt()
     if held is not None:
         held.append(attempt)
-    report = patched(spec, options, sink, cache, deferred, attempt)
+    with collector_paused():
+        report = patched(spec, options, sink, cache, deferred, attempt)
     if report is not None:
         return report
     # Tools whose inputs did not change are the previous run's (toolmemo.py), and so is
