@@ -13,6 +13,7 @@ import shutil
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -24,8 +25,9 @@ from mcpmint import format as format_stage
 from mcpmint.cache import CACHE_DIR, KEEP, StageCache, cache_key
 from mcpmint.cli import app
 from mcpmint.config import load_config
-from mcpmint.diagnostics import Aborted, DiagnosticSink
+from mcpmint.diagnostics import Aborted, Diagnostic, DiagnosticSink, Level
 from mcpmint.pipeline import GenerateOptions, generate
+from mcpmint.write import MANIFEST
 
 from .support import REPO, mcpmint
 
@@ -409,6 +411,34 @@ def test_validation_in_a_second_process_reports_the_same_warnings_in_the_same_pl
     assert [d.render() for d in background] == [d.render() for d in inline]
     assert any("validation:" in d.message for d in inline)
     assert tree_digest(tmp_path / "background") == tree_digest(tmp_path / "inline")
+
+
+def test_the_files_are_written_while_validation_goes_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Validation findings are warnings only, so the writes do not wait for them: a
+    validation that ends only once the files are in place (or after 5 s) still reports its
+    findings where they belong, and says the files were there."""
+    spec, out = tmp_path / "many.json", tmp_path / "out"
+    spec.write_text(many_operations_spec(60), encoding="utf-8")
+    original = validate.findings
+
+    def after_the_writes(*args: Any) -> Any:
+        waited = 0.0
+        while not (out / MANIFEST).exists() and waited < 5:
+            time.sleep(0.05)
+            waited += 0.05
+        found, shape = original(*args)
+        seen = "written" if (out / MANIFEST).exists() else "not written"
+        return [*found, Diagnostic(Level.WARNING, "#", f"files {seen}", "")], shape
+
+    monkeypatch.setattr(validate, "BACKGROUND_MIN_PATHS", 50)  # in the second process
+    monkeypatch.setattr(validate, "findings", after_the_writes)
+    sink = run(spec, out)
+    messages = [d.message for d in sink]
+    assert "files written" in messages
+    # In their place: the validator's own findings just before the note, as joined early.
+    assert any("validation:" in m for m in messages[: messages.index("files written")])
 
 
 def _describe_more(operation: dict[str, Any]) -> None:
