@@ -537,6 +537,36 @@ def test_a_patched_run_pauses_the_collector_and_leaves_it_as_it_was(
     assert report.patched is not None
     assert seen == [False]  # off for the patch
     assert gc.isenabled()  # and on again after it
+    assert gc.get_freeze_count() == 0  # nothing left out of later collections here, but:
+
+
+def test_a_patched_run_whose_process_ends_with_it_freezes_what_it_made(tmp_path: Path) -> None:
+    # `held`: the caller (the command line) ends its process with the run, so what the patch
+    # made is left out of the collections to come, which would scan it all for nothing.
+    spec = tmp_path / "spec.json"
+    data = yaml.safe_load(PETSTORE.read_text(encoding="utf-8"))
+    spec.write_text(json.dumps(data), encoding="utf-8")
+    run(spec, tmp_path / "out")
+    data["paths"]["/pets"]["get"]["description"] = "Edited."
+    spec.write_text(json.dumps(data), encoding="utf-8")
+    held: list[Any] = []
+    try:
+        report = generate(
+            spec, GenerateOptions(output=tmp_path / "out"), DiagnosticSink(), held=held
+        )
+        assert report.patched is not None
+        assert gc.get_freeze_count() > 0 and gc.isenabled()
+    finally:
+        gc.unfreeze()
+    data["info"]["title"] = "Renamed"  # outside the path items: the whole pipeline runs
+    spec.write_text(json.dumps(data), encoding="utf-8")
+    try:  # and its collections are as they were
+        report = generate(
+            spec, GenerateOptions(output=tmp_path / "out"), DiagnosticSink(), held=held
+        )
+        assert report.patched is None and gc.get_freeze_count() == 0
+    finally:
+        gc.unfreeze()
 
 
 def test_the_command_imports_the_strict_checker_only_when_findings_are_made() -> None:
