@@ -170,8 +170,12 @@ def summaries_digest(texts: Mapping[str, str]) -> str:
     """`digest(tools)` of the lock's tool summaries, from each one's canonical text (`texts`,
     by tool name): the canonical text of an object is its keys in order, each with its
     value's canonical text, so the bytes hashed are the same."""
-    body = ",".join(f"{canonical(name)}:{texts[name]}" for name in sorted(texts))
-    return hashlib.sha256(("{" + body + "}").encode("utf-8")).hexdigest()
+    # Fed piece by piece: joining GitHub's 7 MB of summaries first took twice as long.
+    hashed = hashlib.sha256(b"{")
+    for index, name in enumerate(sorted(texts)):
+        hashed.update(f"{',' if index else ''}{canonical(name)}:{texts[name]}".encode())
+    hashed.update(b"}")
+    return hashed.hexdigest()
 
 
 def lock_text(server: ir.Server) -> str:

@@ -373,12 +373,16 @@ def _changed_tools(
     # document nested too deep is refused by the pipeline's load before that).
     attempt.validation = Validation(version=version)
     reading.result()
+    then, now = shas  # the sha256 of the spec the previous run read, and of this one
     validate_document(
-        document, attempt.validation.found, cache=cache, deferred=attempt.validation.pending
+        document,
+        attempt.validation.found,
+        cache=cache,
+        deferred=attempt.validation.pending,
+        digests=[now],
     )
     # The shape of the document the previous run read (validateparts.document_shape, kept by
     # the validation that read it: the validation of this one may keep this one's next).
-    then, now = shas  # the sha256 of the spec the previous run read, and of this one
     before = cache.get(DOCUMENT_SHAPE_STAGE, document_shape_key(document.files[0], then))
     shape = document_shape(document.data, finite=document.finite)
     if shape is not None:  # for the next run (validation keeps it too, unless cached)

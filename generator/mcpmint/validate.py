@@ -64,6 +64,7 @@ def validate_document(
     *,
     cache: StageCache | None = None,
     deferred: list[PendingFindings] | None = None,
+    digests: list[str] | None = None,
 ) -> SpecVersion | None:
     """Detect the OpenAPI/Swagger version of `doc` and report validation findings.
 
@@ -76,6 +77,8 @@ def validate_document(
             second process and a `PendingFindings` is appended here instead; the caller
             must `join` it (which puts the warnings where they would have been in `sink`).
             Findings are only ever warnings, so no later decision depends on them.
+        digests: the sha256 of each of `doc.files`, when the caller has them already (a
+            patched run: patch.py); otherwise they are read and hashed here.
 
     Returns:
         The version, or None if the document is not a supported OpenAPI/Swagger document.
@@ -83,7 +86,8 @@ def validate_document(
     version = detect_version(doc, sink)
     if version is None:
         return None
-    digests = [hashlib.sha256(path.read_bytes()).hexdigest() for path in doc.files]
+    if digests is None:
+        digests = [hashlib.sha256(path.read_bytes()).hexdigest() for path in doc.files]
     key = _findings_key(doc, version, digests)
     stored = cache.get("validate", key) if cache is not None else None
     # The shape of the last document validated without findings (validateparts.py), read

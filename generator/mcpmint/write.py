@@ -186,20 +186,21 @@ def quick_up_to_date(
         for path in files:
             if not safe_relative(path) or (out / path).is_symlink():
                 return False
-        hashes = sha256_each([out / path for path in [*read, *files]])
-        digest = inputs_fingerprint(spec, dict(zip(read, hashes, strict=False)), options, version)
+        # The inputs first: when they changed (a regeneration to come), the generated files
+        # are not read (GitHub's: 33 MB, 0.02-0.03 s).
+        read_hashes = dict(zip(read, sha256_each([out / path for path in read]), strict=True))
+        digest = inputs_fingerprint(spec, read_hashes, options, version)
         if digest["fingerprint"] not in (recorded["fingerprint"], recorded.get(FROM_CONFIG)):
             return False
         if config_options is not None:
             config = out / CONFIG_NAMES[0]
             if config.is_symlink() or not config.is_file():
                 return False
-            read_hashes = dict(zip(read, hashes, strict=False))
             read_hashes[CONFIG_NAMES[0]] = file_sha256(config)
             scaffolded_run = inputs_fingerprint(spec, read_hashes, config_options, version)
             if scaffolded_run["fingerprint"] != recorded.get(FROM_CONFIG):
                 return False
-        return hashes[len(read) :] == list(files.values())
+        return sha256_each([out / path for path in files]) == list(files.values())
     except (OSError, ValueError, KeyError, TypeError):
         return False
 
