@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import json
 import shutil
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,8 @@ from typing import Any
 import pytest
 import yaml
 
-from mcpmint import patch
+from mcpmint import patch, validate
+from mcpmint.background import Background
 from mcpmint.cache import CACHE_DIR, KEEP
 from mcpmint.config import load_config
 from mcpmint.diagnostics import Aborted, DiagnosticSink
@@ -382,6 +384,103 @@ def test_a_patched_run_reports_the_changes_and_warnings_a_whole_run_does(
     every = [d.render().replace("/whole/", "/") for d in whole_sink]
     assert any("example does not match" in line for line in shown)
     assert set(shown) <= set(every)
+
+
+def _validation_warnings(sink: DiagnosticSink, folder: str) -> list[str]:
+    return [d.render().replace(f"/{folder}/", "/") for d in sink if "validation:" in d.message]
+
+
+def _joined(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """Whether each validation joined from now on was begun before the spec's load."""
+    begun: list[bool] = []
+    original = validate.PendingFindings.join
+
+    def spying(self: validate.PendingFindings) -> None:
+        begun.append(self.begun is not None)
+        original(self)
+
+    monkeypatch.setattr(validate.PendingFindings, "join", spying)
+    return begun
+
+
+@pytest.mark.parametrize(
+    "how", ["begun before the load", "begun after it", "begun, of other bytes"]
+)
+def test_a_patched_run_validates_the_new_spec_as_a_whole_run_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str
+) -> None:
+    # A large JSON spec's validation is begun in the second process before the patch loads
+    # it (patch._begin_findings): its findings are the whole run's, and are taken only when
+    # made of the bytes the patch read (else they are made again here).
+    monkeypatch.setattr(patch, "_BEGIN_MIN_BYTES", 10**12 if how == "begun after it" else 0)
+    if how == "begun, of other bytes":
+        original = patch.findings_of_json_file
+
+        def of_other_bytes(*args: Any) -> Any:  # and with no finding
+            made = original(*args)
+            return ("0" * 64, made[1], [], made[3]) if made is not None else None
+
+        monkeypatch.setattr(patch, "findings_of_json_file", of_other_bytes)
+    data = load(PETSTORE)
+    data["paths"]["/pets"]["get"]["responses"]["200"]["x_oops"] = 1  # a finding
+    spec = write(tmp_path / "patched", data)
+    generated(spec, tmp_path / "patched" / "out")
+    data["paths"]["/pets"]["get"]["description"] = "Edited."
+    write(tmp_path / "patched", data)
+    begun = _joined(monkeypatch)
+    patched, patched_sink = generated(spec, tmp_path / "patched" / "out")
+    whole, whole_sink = generated(write(tmp_path / "whole", data), tmp_path / "whole" / "out")
+    assert patched.patched is not None and whole.patched is None
+    forked = how != "begun after it" and threading.active_count() == 1
+    assert begun == [forked, False]  # the patched run's validation, then the whole run's
+    shown = _validation_warnings(patched_sink, "patched")
+    assert shown == _validation_warnings(whole_sink, "whole") != []
+    assert tree_digest(tmp_path / "patched" / "out") == tree_digest(tmp_path / "whole" / "out")
+
+
+def test_validation_begun_early_is_stopped_when_its_findings_are_known(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Edited and edited back: the findings of the spec the first run read are cached, and
+    # the second process begun for them is stopped; so is one the patch cannot use (a spec
+    # the pipeline loads again), which leaves the pipeline a second process of its own.
+    monkeypatch.setattr(patch, "_BEGIN_MIN_BYTES", 0)
+    stopped: list[bool] = []
+    original = Background.cancel
+
+    def spying(self: Background[Any]) -> None:
+        stopped.append(self.forked)
+        original(self)
+
+    monkeypatch.setattr(Background, "cancel", spying)
+    data = load(PETSTORE)
+    spec = write(tmp_path, data)
+    out = tmp_path / "out"
+    generated(spec, out)
+    edited = copy.deepcopy(data)
+    edited["paths"]["/pets"]["get"]["description"] = "Edited."
+    write(tmp_path, edited)
+    assert generated(spec, out)[0].patched is not None
+    forked = threading.active_count() == 1
+    assert stopped == []  # taken by the validation
+    write(tmp_path, data)
+    assert generated(spec, out)[0].patched is not None
+    assert stopped == [forked]  # the findings of `data` are the first run's
+    stopped.clear()
+    edited["paths"]["/pets"]["x-link"] = {"$ref": "#/paths/~1pets~1{petId}"}  # into the paths
+    write(tmp_path, edited)
+    begun = _joined(monkeypatch)
+    started: list[bool] = []
+    start = validate.PendingFindings.start
+
+    def spying_start(self: validate.PendingFindings) -> bool:
+        started.append(start(self))
+        return started[-1]
+
+    monkeypatch.setattr(validate.PendingFindings, "start", spying_start)
+    monkeypatch.setattr(validate, "BACKGROUND_MIN_PATHS", 0)
+    assert generated(spec, out)[0].patched is None
+    assert stopped == [forked] and begun == [False] and started == [forked]
 
 
 def test_a_hand_edited_generated_file_is_refused_as_a_whole_run_refuses_it(

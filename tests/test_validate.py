@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import hashlib
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +12,7 @@ from pathable.accessors import SubscriptableAccessor
 
 from mcpmint import strictcheck, validate
 from mcpmint.diagnostics import DiagnosticSink, Level
-from mcpmint.load import Limits, load_document
+from mcpmint.load import Limits, load_document, load_json_quickly
 from mcpmint.validate import MAX_MESSAGE, MAX_REPORTED, SpecVersion, validate_document
 
 # Test modules are imported as top-level modules until tests/ becomes a package.
@@ -374,3 +375,34 @@ def test_visited_ids_keep_list_order_with_set_membership() -> None:
 
     assert list(ids) == [3, 1, 2]
     assert 1 in ids and 2 in ids and 4 not in ids
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"openapi": "3.0.3", "info": {"title": "t", "version": "1"}, "paths": {}, "x_bad": 1}',
+        '\ufeff{"openapi": "3.1.0", "info": {"title": "t", "version": "1"}, "paths": {}}',
+        '{"openapi": "3.0.3", "info": {"title": "t", "version": "1", "x-n": '
+        '123456789012345678901234567890}, "paths": {}}',
+        '{"openapi": "3.0.3", "info": {"title": "t", "version": "1"}, "paths": {}, '
+        '"x-s": "\\ud800"}',
+        '{"swagger": "2.0", "info": {"title": "t", "version": "1"}, "paths": {"/a": 1}}',
+    ],
+    ids=["a finding", "a byte order mark", "a long integer", "a lone surrogate", "2.0"],
+)
+def test_findings_of_a_json_file_are_those_of_its_quick_load(tmp_path: Path, text: str) -> None:
+    # What the second process makes from the file alone, before the patch's quick load
+    # (patch._begin_findings), is what validating that load's document finds.
+    spec = tmp_path / "spec.json"
+    spec.write_bytes(text.encode("utf-8", "surrogatepass"))
+    quick = load_json_quickly(spec)
+    assert quick is not None
+    sink = DiagnosticSink()
+    version = validate.detect_version(quick.document, sink)
+    assert version is not None
+    made = validate.findings_of_json_file(spec, None, None)
+    assert made is not None
+    digest, version_text, found, shape = made
+    assert digest == hashlib.sha256(spec.read_bytes()).hexdigest()
+    assert version_text == version.text
+    assert (found, shape) == validate.findings(quick.document, version)

@@ -275,6 +275,13 @@ class Background(Generic[T]):
     def forked(self) -> bool:
         return self._ticket is not None
 
+    def cancel(self) -> None:
+        """Give the task up: the process it was forked in is stopped, so that a later task
+        can fork one (only for a task begun before anything else was queued there)."""
+        process, self._process, self._ticket = self._process, None, None
+        if process is not None:
+            process.close()
+
     def result(self) -> T:
         """The task's value: from the worker, or computed here (no worker, or it failed)."""
         process, ticket = self._process, self._ticket

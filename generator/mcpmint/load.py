@@ -162,7 +162,7 @@ def load_json_quickly(
     real = os.path.realpath(path)
     if not real.lower().endswith(".json"):  # the whole load reads the file it names as JSON
         return None
-    root_real = os.path.realpath(root if root is not None else path.parent)
+    root_real = _root_of(path, root)
     try:
         if not _inside(os.path.realpath(path.parent), root_real):
             return None
@@ -231,15 +231,23 @@ def load_json_quickly(
             resolve_pointer(data, ref)
         except PointerError:
             return None
-    display = path.as_posix()
-    document = RawDocument(
+    return QuickLoad(json_document(path, root, data), frozenset(refs))
+
+
+def json_document(path: Path, root: Path | None, data: dict[str, Any]) -> RawDocument:
+    """The document `load_json_quickly` makes of the one-file JSON spec at `path` (`root`
+    as given to it) whose data is `data`."""
+    return RawDocument(
         path=path,
-        root=Path(root_real),
+        root=Path(_root_of(path, root)),
         data=data,
         files=(path,),
-        _sources={"": _Source(display, None)},
+        _sources={"": _Source(path.as_posix(), None)},
     )
-    return QuickLoad(document, frozenset(refs))
+
+
+def _root_of(path: Path, root: Path | None) -> str:
+    return os.path.realpath(root if root is not None else path.parent)
 
 
 def too_deep(value: Any, depth: int, limits: Limits = Limits()) -> bool:

@@ -53,6 +53,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import threading
 from collections.abc import Mapping
@@ -63,6 +64,7 @@ from typing import Any, AnyStr
 import orjson
 
 from . import ir, refs
+from .background import Background
 from .cache import StageCache, cache_key
 from .cases import build_cases
 from .config import CONFIG_NAMES, Config, scaffold_text
@@ -97,10 +99,12 @@ from .resources import generator_identity
 from .schema import RefGraph, ref_targets
 from .validate import (
     DOCUMENT_SHAPE_STAGE,
+    FileFindings,
     PendingFindings,
     SpecVersion,
     detect_version,
     document_shape_key,
+    findings_of_json_file,
     validate_document,
 )
 from .validateparts import document_shape
@@ -160,6 +164,9 @@ class Attempt:
 
     document: RawDocument | None = None
     validation: Validation | None = None
+    # The spec's validation begun in the second process before its load (`_begin_findings`),
+    # until validation takes it (a patch that ends before that stops it).
+    begun: Background[FileFindings | None] | None = None
     # The spec's reference graph, made by the build (the next run's patch reads its parts).
     graph: RefGraph | None = None
 
@@ -194,6 +201,22 @@ def patched(
     None, with nothing reported or written, when the whole pipeline must run (`attempt`
     then holds what it may reuse)."""
     attempt = attempt if attempt is not None else Attempt()
+    try:
+        return _patch(source, options, sink, cache, deferred, attempt)
+    finally:
+        if attempt.begun is not None:  # not taken by the validation: stopped
+            attempt.begun.cancel()
+            attempt.begun = None
+
+
+def _patch(
+    source: Path | Config,
+    options: GenerateOptions,
+    sink: DiagnosticSink,
+    cache: StageCache,
+    deferred: list[PendingFindings],
+    attempt: Attempt,
+) -> WriteReport | None:
     config = source if isinstance(source, Config) else None
     output = options.output or (config.folder if config is not None else None)
     if output is None or options.check or options.force or options.allow_partial:
@@ -206,6 +229,8 @@ def patched(
     if found is None:
         return None
     previous, shas = found
+    root = config.source.root if config is not None else options.root
+    attempt.begun = _begin_findings(spec, root, cache)  # forked before any thread starts
     reading = _Reading(output)
     change = _changed_tools(spec, config, options, cache, previous, shas, attempt, reading)
     current = reading.result()
@@ -374,12 +399,16 @@ def _changed_tools(
     attempt.validation = Validation(version=version)
     reading.result()
     then, now = shas  # the sha256 of the spec the previous run read, and of this one
+    begun = attempt.begun if quick is not None else None  # of the quick load's document
+    if begun is not None:
+        attempt.begun = None
     validate_document(
         document,
         attempt.validation.found,
         cache=cache,
         deferred=attempt.validation.pending,
         digests=[now],
+        begun=begun,
     )
     # The shape of the document the previous run read (validateparts.document_shape, kept by
     # the validation that read it: the validation of this one may keep this one's next).
@@ -420,6 +449,28 @@ def _changed_tools(
     if old != new:
         return None
     return _Change(server, document, frozenset(changed), built, graph)
+
+
+# A JSON spec this large (some hundreds of path items: validate.BACKGROUND_MIN_PATHS) is
+# validated in the second process from the patch's start.
+_BEGIN_MIN_BYTES = 1_000_000
+
+
+def _begin_findings(
+    spec: Path, root: Path | None, cache: StageCache
+) -> Background[FileFindings | None] | None:
+    """The validation of a large JSON spec begun in the second process, forked now, while
+    this process loads the spec (validate.findings_of_json_file); None when it is not worth
+    it or the process cannot be forked."""
+    try:
+        if os.path.getsize(spec) < _BEGIN_MIN_BYTES:
+            return None
+    except OSError:
+        return None
+    if not os.path.realpath(spec).lower().endswith(".json"):
+        return None
+    begun = Background(lambda: findings_of_json_file(spec, root, cache), worth_it=True)
+    return begun if begun.forked else None
 
 
 def _hand_over(attempt: Attempt, document: RawDocument, quick: QuickLoad | None) -> None:
