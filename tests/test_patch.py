@@ -853,3 +853,10 @@ def test_an_arguments_class_is_written_again_only_where_nothing_else_names_it(
     if result is not None:
         assert "    mcpmint_extra: str | None = None\n" in result
         assert result.replace("    mcpmint_extra: str | None = None\n", "") == text
+
+
+def test_work_beside_the_patch_gives_its_value_or_raises_its_error() -> None:
+    # patch._Beside: the previous files read, the formatter run, in a thread of their own.
+    assert patch._Beside(sorted, [3, 1, 2]).result() == [1, 2, 3]
+    with pytest.raises(ZeroDivisionError):
+        patch._Beside(divmod, 1, 0).result()

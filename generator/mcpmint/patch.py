@@ -39,7 +39,7 @@ whole pipeline, which stays the judge:
 - a project config with one OpenAPI source and no `tools` section, selection, resource
   templates or partial runs (each makes the server from every tool);
 - every generated file as the previous run wrote it (the manifest's hashes: read and hashed
-  in a thread beside the spec's load, `_Reading`), every scaffolded file present: a run that
+  in a thread beside the spec's load, `_Beside`), every scaffolded file present: a run that
   would refuse, or scaffold, is the pipeline's.
 
 The validation of the changed path items, the lock's comparison, the inputs record and the
@@ -56,10 +56,10 @@ import json
 import os
 import re
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, AnyStr
+from typing import Any, AnyStr, Generic, TypeVar
 
 import orjson
 
@@ -132,6 +132,8 @@ _TOOLS_OPEN = b'\n  "tools": [\n'
 _TOOLS_CLOSE = b'\n  ],\n  "upstream": {\n'
 _ENTRY_OPEN = b"\n    {\n"
 _ENTRY_CLOSE = b"\n    }"
+
+T = TypeVar("T")
 
 
 def record(
@@ -235,7 +237,7 @@ def _patch(
     previous, shas = found
     root = config.source.root if config is not None else options.root
     attempt.begun = _begin_findings(spec, root, cache)  # forked before any thread starts
-    reading = _Reading(output)
+    reading = _Beside(_current_files, output)
     change = _changed_tools(spec, config, options, cache, previous, shas, attempt, reading)
     current = reading.result()
     if change is None or current is None:
@@ -260,19 +262,24 @@ def _patch(
     formatter: Formatter = "black" if config is not None and config.formatter == "black" else "ruff"
     if rewrites and previous.get("formatter") != formatter_version(formatter):
         return None  # the models' layout is that formatter's, the same one's
-    generated: dict[str, str | bytes] = {catalog_path: catalog_text}
-    if rewrites:
-        models = models_path(change.server)
-        models_text = _patched_models(current.text(models), rewrites, formatter)
-        if models_text is None:
-            return None  # a class that is not one alone, or new imports
-        generated[models] = models_text
+    # The arguments classes, laid out by the formatter's process while the other files are
+    # patched here.
+    models = models_path(change.server)
+    laying_out = (
+        _Beside(_patched_models, current.text(models), rewrites, formatter) if rewrites else None
+    )
     try:
-        tree = _patched_tree(current, change.server, previous, generated, spec, output)
+        tree = _patched_tree(current, change.server, previous, catalog_text, spec, output)
     except (KeyError, ValueError, TypeError, IndexError, _Unpatchable):
         tree = None
+    models_text = laying_out.result() if laying_out is not None else None
     if tree is None:
         return None
+    if laying_out is not None:
+        if models_text is None:
+            return None  # a class that is not one alone, or new imports
+        kept = {path: digest for path, digest in tree.kept.items() if path != models}
+        tree = replace(tree, generated={**tree.generated, models: models_text}, kept=kept)
     # From here on the run is a patch: what validating and building reported is this run's.
     assert attempt.validation is not None
     attempt.validation.take_over(sink, deferred)
@@ -374,7 +381,7 @@ def _changed_tools(
     previous: Mapping[str, Any],
     shas: tuple[str, str],
     attempt: Attempt,
-    reading: _Reading,
+    reading: _Beside[_Current | None],
 ) -> _Change | None:
     """The changed path items' tools; None when the change is not one a patch can make.
     `reading` is waited for before a second process is forked here (no thread may run then;
@@ -556,20 +563,20 @@ def _patched_tree(
     current: _Current,
     server: ir.Server,
     previous: Mapping[str, Any],
-    patched: Mapping[str, str | bytes],
+    catalog: bytes,
     spec: Path,
     output: Path,
 ) -> FileTree | None:
-    """The whole tree with the changed tools patched in (`patched`: `tools.json`, and the
-    typed models when a class changed; the project config a spec run scaffolds is the
-    caller's); None when a file cannot be patched."""
+    """The whole tree with the changed tools patched in (`catalog`: `tools.json`'s bytes;
+    the typed models, when a class changed, and the project config a spec run scaffolds are
+    the caller's); None when a file cannot be patched."""
     cases = _patched_cases(current.data[CASES_FILE], server, previous)
     if cases is None:
         return None
     lock, summaries, lock_data = _patched_lock(current.data[LOCK_FILE], server, previous)
     before = {name: json.loads(previous["summaries"][name]) for name in lock["tools"]}
     made = {
-        **patched,
+        tools_path(server): catalog,
         LOCK_FILE: lock_data,
         CASES_FILE: cases,
         REFERENCE: _patched_reference(current.text(REFERENCE), server, spec, output),
@@ -606,22 +613,31 @@ class _Current:
         return self.data[path].decode("utf-8")
 
 
-class _Reading:
-    """The previous run's files (`_current_files`), read and checked in a thread: reading
-    and hashing let go of the GIL, so that goes on beside the spec's load (GitHub: 35 MB,
-    0.05 s)."""
+class _Beside(Generic[T]):
+    """`function(*arguments)` run in a thread while this one goes on, for work that lets go
+    of the GIL: reading and hashing the previous run's files beside the spec's load (GitHub:
+    35 MB, 0.05 s), a formatter's process beside the lock and the cases (0.03-0.04 s).
+    `result()` waits for it (and raises what it raised)."""
 
-    def __init__(self, output: Path) -> None:
-        self._found: _Current | None = None
-        self._thread = threading.Thread(target=self._read, args=(output,), daemon=True)
+    def __init__(self, function: Callable[..., T], *arguments: Any) -> None:
+        self._outcome: tuple[bool, Any] = (False, None)
+        self._thread = threading.Thread(
+            target=self._run, args=(function, arguments), name="mcpmint-beside", daemon=True
+        )
         self._thread.start()
 
-    def _read(self, output: Path) -> None:
-        self._found = _current_files(output)
+    def _run(self, function: Callable[..., T], arguments: tuple[Any, ...]) -> None:
+        try:
+            self._outcome = (True, function(*arguments))
+        except BaseException as exc:  # for the caller to raise
+            self._outcome = (False, exc)
 
-    def result(self) -> _Current | None:
+    def result(self) -> T:
         self._thread.join()
-        return self._found
+        ok, value = self._outcome
+        if not ok:
+            raise value
+        return value  # type: ignore[no-any-return]
 
 
 def _current_files(output: Path) -> _Current | None:
