@@ -175,3 +175,23 @@ def test_a_task_that_cannot_be_sent_leaves_the_next_ones_their_replies() -> None
         assert (ticket, 0) in process._replies  # tagged with its own ticket, not another's
         ok, pid = process.reply(ticket)
         assert ok and pid != os.getpid()
+
+
+@pytest.mark.usefixtures("fork_allowed")
+def test_a_process_left_without_waiting_ends_alone_and_a_cancelled_task_stops_it() -> None:
+    # close(wait=False): the caller's process ends right after (the command line), so it
+    # does not wait for the second one to end; that one ends on its own all the same.
+    with background.second_process(wait=False) as process:
+        assert Background(os.getpid, worth_it=True).result() != os.getpid()
+        child = process._child
+    assert child is not None
+    child.join(timeout=30)
+    assert child.exitcode == 0
+    # A task given up (Background.cancel) stops its process, which a later task can fork.
+    with background.second_process() as process:
+        given_up = Background(functools.partial(time.sleep, 30), worth_it=True)
+        assert given_up.forked
+        started = time.monotonic()
+        given_up.cancel()
+        assert time.monotonic() - started < 10 and not process.started
+        assert Background(os.getpid, worth_it=True).forked

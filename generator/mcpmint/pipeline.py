@@ -373,7 +373,9 @@ def generate(
     folder = options.output or (config.folder if config else None)
     cache = StageCache(folder / CACHE_DIR if folder is not None else None)
     deferred: list[PendingFindings] = []  # validation running beside the other stages
-    with second_process():  # validation, then the typed models (background.py)
+    # Validation, then the typed models (background.py); a process that ends with the run
+    # does not wait for the second one to end.
+    with second_process(wait=held is None):
         try:
             with rare_collections():
                 report = _generate(spec, config, options, sink, cache, deferred, held)

@@ -18,7 +18,7 @@ import tempfile
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from .config import CONFIG_NAMES
 from .diagnostics import DiagnosticSink
@@ -28,6 +28,7 @@ if TYPE_CHECKING:  # the quick check (quickcheck.py) imports this module, and no
     from .render import FileTree
 
 MANIFEST = ".mcpmint/manifest.json"
+T = TypeVar("T")
 
 
 @dataclass
@@ -209,12 +210,21 @@ def sha256_each(paths: list[Path]) -> list[str]:
     """`file_sha256` of each path, in order, two at a time: hashlib lets go of the GIL, and
     the pre-commit hooks' quick check of a GitHub-sized project hashes 46 MB (0.06 s in one
     thread, 0.03 s in two, measured)."""
-    if len(paths) < 2:
-        return [file_sha256(path) for path in paths]
+    return _two_at_a_time(file_sha256, paths)
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _two_at_a_time(function: Callable[[T], str], items: list[T]) -> list[str]:
+    """`function` of each item, in order, in two threads (for work that lets go of the GIL)."""
+    if len(items) < 2:
+        return [function(item) for item in items]
     from concurrent.futures import ThreadPoolExecutor
 
     with ThreadPoolExecutor(max_workers=2) as pool:
-        return list(pool.map(file_sha256, paths))
+        return list(pool.map(function, items))
 
 
 # The inputs record's key for the fingerprint of the run of the project config a spec run
@@ -322,10 +332,15 @@ def plan(
 
     hashes: dict[str, str] = dict(tree.kept)
     report.unchanged.extend(tree.kept)
+    # The files a patch hands over as bytes (patch.py: the two 15 MB files of GitHub's) are
+    # hashed two at a time (0.019 -> 0.011 s); the others one by one, as each is encoded.
+    encoded = list(tree.encoded.values())
+    hashes.update(zip(tree.encoded, _two_at_a_time(_sha256, encoded), strict=True))
     for path in sorted({*tree.generated, *tree.encoded}):
         text = tree.generated.get(path)
         data = tree.encoded[path] if text is None else text.encode("utf-8")
-        hashes[path] = hashlib.sha256(data).hexdigest()
+        if text is not None:
+            hashes[path] = _sha256(data)
         decide(path, text, data)
     manifest = _manifest(hashes, inputs, tree.scaffold)  # the files' hashes are known only now
     decide(MANIFEST, manifest, manifest.encode("utf-8"))
