@@ -516,15 +516,22 @@ def test_the_collector_runs_rarely_during_a_run_and_as_before_after_it(
     assert gc.get_threshold() == before
 
 
-def test_a_patched_run_pauses_the_collector_and_leaves_it_as_it_was(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def _generated_then_edited(tmp_path: Path) -> tuple[Path, dict[str, Any]]:
+    """petstore-plus as JSON, generated into `tmp_path/out`, then one description edited
+    (a change a patch makes): the spec and its data."""
     spec = tmp_path / "spec.json"
     data = yaml.safe_load(PETSTORE.read_text(encoding="utf-8"))
     spec.write_text(json.dumps(data), encoding="utf-8")
     run(spec, tmp_path / "out")
     data["paths"]["/pets"]["get"]["description"] = "Edited."
     spec.write_text(json.dumps(data), encoding="utf-8")
+    return spec, data
+
+
+def test_a_patched_run_pauses_the_collector_and_leaves_it_as_it_was(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    spec, _ = _generated_then_edited(tmp_path)
     seen: list[Any] = []
     original = pipeline.patched
 
@@ -544,12 +551,7 @@ def test_a_patched_run_pauses_the_collector_and_leaves_it_as_it_was(
 def test_a_patched_run_whose_process_ends_with_it_freezes_what_it_made(tmp_path: Path) -> None:
     # `held`: the caller (the command line) ends its process with the run, so what the patch
     # made is left out of the collections to come, which would scan it all for nothing.
-    spec = tmp_path / "spec.json"
-    data = yaml.safe_load(PETSTORE.read_text(encoding="utf-8"))
-    spec.write_text(json.dumps(data), encoding="utf-8")
-    run(spec, tmp_path / "out")
-    data["paths"]["/pets"]["get"]["description"] = "Edited."
-    spec.write_text(json.dumps(data), encoding="utf-8")
+    spec, data = _generated_then_edited(tmp_path)
     held: list[Any] = []
     frozen = gc.get_freeze_count()  # (a generated server's catalogue, imported by a test)
     try:
