@@ -272,7 +272,8 @@ def _patch(
         tree = _patched_tree(current, change.server, previous, catalog_text, spec, output)
     except (KeyError, ValueError, TypeError, IndexError, _Unpatchable):
         tree = None
-    models_text = laying_out.result() if laying_out is not None else None
+    finally:  # the thread ends before anything else happens, whatever happened here
+        models_text = laying_out.result() if laying_out is not None else None
     if tree is None:
         return None
     if laying_out is not None:
