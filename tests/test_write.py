@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 import yaml
 
-from mcpmint import write
 from mcpmint.diagnostics import DiagnosticSink
 from mcpmint.pipeline import GenerateOptions, generate
 from mcpmint.render import FileTree
@@ -213,19 +212,3 @@ def test_G8_path_like_names_in_the_spec_are_sanitised_and_stay_inside(tmp_path: 
     tools = json.loads(next(out.rglob("tools.json")).read_text(encoding="utf-8"))
     assert "etc_evil" in [t["name"] for t in tools["tools"]]
     assert (out / "src" / "etc_mcp" / "server.py").is_file()
-
-
-def test_a_writes_run_folder_is_removed_beside_the_run_and_gone_when_its_block_ends(
-    tmp_path: Path,
-) -> None:
-    # The previous versions of the files written (the run folder's backups) are removed in a
-    # thread inside write.removing_beside (pipeline.generate), inline outside it.
-    out = tmp_path / "out"
-    write_tree(tree(**{"a.txt": "one\n"}), out, sink=DiagnosticSink())
-    with write.removing_beside():
-        write_tree(tree(**{"a.txt": "two\n"}), out, sink=DiagnosticSink())
-        assert [thread.name for thread in write._BESIDE[-1]] != []
-    assert not [path.name for path in (out / ".mcpmint").iterdir() if path.name != "manifest.json"]
-    assert (out / "a.txt").read_text(encoding="utf-8") == "two\n"
-    write_tree(tree(**{"a.txt": "three\n"}), out, sink=DiagnosticSink())  # outside: inline
-    assert [path.name for path in (out / ".mcpmint").iterdir()] == ["manifest.json"]

@@ -61,7 +61,6 @@ from .write import (
     inputs_fingerprint,
     record_from_config,
     recorded_inputs,
-    removing_beside,
     write_tree,
 )
 
@@ -375,17 +374,15 @@ def generate(
     cache = StageCache(folder / CACHE_DIR if folder is not None else None)
     deferred: list[PendingFindings] = []  # validation running beside the other stages
     # Validation, then the typed models (background.py); a process that ends with the run
-    # does not wait for the second one to end. The previous versions of the files written are
-    # removed in a thread meanwhile (write.removing_beside).
-    with removing_beside():
-        with second_process(wait=held is None):
-            try:
-                with rare_collections():
-                    report = _generate(spec, config, options, sink, cache, deferred, held)
-            finally:  # also on Aborted: the validation warnings belong with the errors
-                _join(deferred)
-        if _written(report, options, sink):
-            cache.save()
+    # does not wait for the second one to end.
+    with second_process(wait=held is None):
+        try:
+            with rare_collections():
+                report = _generate(spec, config, options, sink, cache, deferred, held)
+        finally:  # also on Aborted: the validation warnings belong with the errors
+            _join(deferred)
+    if _written(report, options, sink):
+        cache.save()
     return report
 
 
