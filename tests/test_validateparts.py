@@ -180,110 +180,6 @@ def _order_dependent(document: dict[str, Any]) -> None:
     }
 
 
-def test_only_the_changed_path_items_are_searched_for_that_finding_once_a_shape_says_where(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # The clean document's shape says which of its parts may hold the order-dependent
-    # finding (none here); the next validation searches the changed path items only, and its
-    # shape says the same of itself. A shape kept before it said so: every part is searched.
-    base = petstore()
-    before = load(tmp_path, base, "before.json")
-    _, shape = validate.findings(before, version_of(before))
-    assert shape is not None and shape[validateparts.MAY_REPORT] == {"rest": False, "paths": []}
-    searched: list[Any] = []
-    original = validateparts._may_report_in
-
-    def spying(data: Any, part: Any) -> bool:
-        searched.append(part)
-        return original(data, part)
-
-    monkeypatch.setattr(validateparts, "_may_report_in", spying)
-    edited = copy.deepcopy(base)
-    _operation(edited)["description"] = "Edited."
-    after = load(tmp_path, edited, "after.json")
-    found, again = validate.findings(after, version_of(after), shape)
-    assert found == [] and searched == [after.data["paths"]["/pets/{petId}"]]
-    assert again is not None and again[validateparts.MAY_REPORT] == shape[validateparts.MAY_REPORT]
-    searched.clear()
-    older = {key: value for key, value in shape.items() if key != validateparts.MAY_REPORT}
-    validate.findings(after, version_of(after), older)
-    assert len(searched) == 1 + len(after.data["paths"])  # the rest, and each path item
-
-
-def _schema_at(path: str) -> dict[str, Any]:
-    return {"description": "ok", "content": {"application/json": {"schema": path}}}
-
-
-def test_such_a_finding_in_a_changed_path_item_sends_it_to_the_whole_document(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # /b, unchanged and walked first, reaches /a's schema as a property; /a's schema becomes
-    # one the library reports only when it reaches it as a response schema: /a alone would.
-    a_schema = "#/paths/~1a/get/responses/200/content/application~1json/schema"
-    base = {
-        "openapi": "3.0.3",
-        "info": {"title": "t", "version": "1"},
-        "paths": {
-            "/b": {"get": {"responses": {"200": _schema_at("")}}},
-            "/a": {"get": {"responses": {"200": _schema_at("")}}},
-        },
-    }
-    b_content = base["paths"]["/b"]["get"]["responses"]["200"]["content"]
-    b_content["application/json"]["schema"] = {
-        "type": "object",
-        "properties": {"x": {"$ref": a_schema}},
-    }
-    a_content = base["paths"]["/a"]["get"]["responses"]["200"]["content"]
-    a_content["application/json"]["schema"] = {"type": "object", "properties": {"a": {}}}
-
-    def loosen(document: dict[str, Any]) -> None:
-        content = document["paths"]["/a"]["get"]["responses"]["200"]["content"]
-        content["application/json"]["schema"] = {
-            "type": "object",
-            "allOf": [{"properties": {"a": {"type": "string"}}}],
-            "required": ["b"],
-        }
-
-    whole, parts, walks = both_ways(tmp_path, base, loosen, monkeypatch)
-    assert parts == whole and walks == [None]
-    # Without searching the changed path item, /a alone would be validated, and differ.
-    monkeypatch.setattr(validateparts, "_may_report_in", lambda data, part: False)
-    _, parts, walks = both_ways(tmp_path, base, loosen, monkeypatch)
-    assert walks == [["/a"]] and parts != whole
-
-
-def test_such_a_finding_that_reads_a_path_item_is_judged_again_with_it(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # /b, unchanged, requires `a` through an `allOf` member that is /a's schema; /a's schema
-    # loses `a`: /b's verdict depends on /a, so it is never kept for /b alone.
-    a_schema = "#/paths/~1a/get/responses/200/content/application~1json/schema"
-    base = {
-        "openapi": "3.0.3",
-        "info": {"title": "t", "version": "1"},
-        "paths": {
-            "/b": {"get": {"responses": {"200": _schema_at("")}}},
-            "/a": {"get": {"responses": {"200": _schema_at("")}}},
-        },
-    }
-    b_content = base["paths"]["/b"]["get"]["responses"]["200"]["content"]
-    b_content["application/json"]["schema"] = {
-        "type": "object",
-        "allOf": [{"$ref": a_schema}],
-        "required": ["a"],
-    }
-    a_content = base["paths"]["/a"]["get"]["responses"]["200"]["content"]
-    a_content["application/json"]["schema"] = {"type": "object", "properties": {"a": {}}}
-
-    def rename(document: dict[str, Any]) -> None:
-        content = document["paths"]["/a"]["get"]["responses"]["200"]["content"]
-        content["application/json"]["schema"] = {"type": "object", "properties": {"z": {}}}
-
-    whole, parts, walks = both_ways(tmp_path, base, rename, monkeypatch)
-    assert any("Required list has not defined properties" in line for line in whole)
-    assert parts == whole and walks == [None]
-
-
 def test_a_finding_that_depends_on_the_order_of_the_walk_sends_it_to_the_whole_document(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -297,7 +193,7 @@ def test_a_finding_that_depends_on_the_order_of_the_walk_sends_it_to_the_whole_d
     assert any("Required list has not defined properties" in line for line in whole)
     assert parts == whole and walks == [None]
     # Without that check, the path item alone would miss the finding: the check is needed.
-    monkeypatch.setattr(validateparts, "_may_report_in", lambda data, part: False)
+    monkeypatch.setattr(validateparts, "_may_report_required", lambda data: False)
     _, parts, walks = both_ways(tmp_path, base, unlink, monkeypatch)
     assert walks != [None] and parts != whole
 

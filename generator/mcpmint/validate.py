@@ -127,13 +127,11 @@ def findings(
     # Imported here: openapi-spec-validator takes a tenth of a second to import, which a run
     # whose findings are cached, or made in the second process, does not need.
     from .strictcheck import report_findings
-    from .validateparts import MAY_REPORT, changed_paths, document_shape
+    from .validateparts import changed_paths, document_shape
 
     by_parts = (version.family, version.major, version.minor) in _BY_PARTS
     shape = document_shape(doc.data, finite=doc.finite) if by_parts else None
-    paths, may_report = changed_paths(previous, shape, doc.data)
-    if shape is not None and may_report is not None:
-        shape = {**shape, MAY_REPORT: may_report}  # what the next validation starts from
+    paths = changed_paths(previous, shape, doc.data) if by_parts else None
     sink = DiagnosticSink()
     if paths is None or not report_findings(doc, version, sink, paths):
         sink = DiagnosticSink()  # the whole document (also when the validator failed)

@@ -69,69 +69,17 @@ def _digest(value: Any) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def changed_paths(
-    previous: Any, shape: Mapping[str, Any] | None, data: Any
-) -> tuple[list[str] | None, dict[str, Any] | None]:
+def changed_paths(previous: Any, shape: Mapping[str, Any] | None, data: Any) -> list[str] | None:
     """The path items of `data` (whose shape is `shape`) to validate, in document order, when
-    validating them alone finds what validating all of `data` would (None when the whole
-    document must be validated); and which parts of `data` may hold the order-dependent
-    finding (`_parts_that_may_report`), for `data`'s shape to keep (None when `shape` is).
-    `previous` is the shape of a document that had no finding: where it says which of its
-    parts may hold that finding, only the changed path items are walked for it (GitHub's
-    whole document: 0.05 s)."""
-    if shape is None:
-        return None, None
-    paths = data["paths"]
-    if not _is_shape(previous) or previous["rest"] != shape["rest"]:
-        return None, _parts_that_may_report(data)
+    validating them alone finds what validating all of `data` would; None when the whole
+    document must be validated. `previous` is the shape of a document that had no finding."""
+    if shape is None or not _is_shape(previous) or previous["rest"] != shape["rest"]:
+        return None
     before = previous["paths"]
     changed = [path for path, digest in shape["paths"].items() if before.get(path) != digest]
-    known = previous.get(MAY_REPORT)
-    if _is_parts(known) and not _may_report_itself(paths):
-        # The rest and every unchanged path item are the previous document's: so are their
-        # verdicts (each judged without reading a path item: `_properties`).
-        loud = {path for path in known["paths"] if path in paths and path not in changed}
-        loud |= {path for path in changed if _may_report_in(data, paths[path])}
-        parts: dict[str, Any] | None = {
-            "rest": known["rest"],
-            "paths": [path for path in paths if path in loud],
-        }
-    else:
-        parts = _parts_that_may_report(data)
-    if parts is None or parts["rest"] or parts["paths"] or not _operation_ids_unique(paths):
-        return None, parts
-    return changed, parts
-
-
-# The key of a shape that says which parts of its document may hold the order-dependent
-# finding (`_parts_that_may_report`): absent from shapes kept before 2026-12-02 07:50.
-MAY_REPORT = "may_report"
-
-
-def _parts_that_may_report(data: Any) -> dict[str, Any] | None:
-    """Whether everything but the path items (`rest`), and which path items (`paths`, by
-    key), hold an object that may report the finding `_may_report_required` looks for; None
-    when the `paths` object itself is such an object."""
-    paths = data["paths"]
-    if _may_report_itself(paths):
+    if not _operation_ids_unique(data["paths"]) or _may_report_required(data):
         return None
-    rest = {key: value for key, value in data.items() if key != "paths"}
-    return {
-        "rest": _may_report_in(data, rest),
-        "paths": [path for path, item in paths.items() if _may_report_in(data, item)],
-    }
-
-
-def _is_parts(value: Any) -> bool:
-    return (
-        isinstance(value, dict)
-        and isinstance(value.get("rest"), bool)
-        and isinstance(value.get("paths"), list)
-    )
-
-
-def _may_report_itself(node: Any) -> bool:
-    return type(node) is dict and "allOf" in node and "required" in node
+    return changed
 
 
 def _is_shape(value: Any) -> bool:
@@ -165,12 +113,7 @@ def _may_report_required(data: Any) -> bool:
     properties, nor by those of its `allOf`, `anyOf`, `oneOf`, `items` and `not` subschemas
     (through references): the one finding of the library whose presence depends on the order
     of its walk (the module's docstring). Anything it cannot tell counts as a yes."""
-    return _may_report_in(data, data)
-
-
-def _may_report_in(data: Any, part: Any) -> bool:
-    """`_may_report_required` of the objects in `part`, a part of `data`."""
-    stack: list[Any] = [part]
+    stack: list[Any] = [data]
     while stack:
         node = stack.pop()
         if type(node) is dict:
@@ -209,8 +152,6 @@ def _properties(data: Any, schema: Any, depth: int) -> set[str] | None:
         if seen > _MAX_DEPTH:
             return None
         try:
-            if refs.split(schema["$ref"])[:1] == ["paths"]:
-                return None  # in a path item: a verdict that stands for its part alone
             schema = refs.resolve_pointer(data, schema["$ref"])
         except refs.PointerError:
             return None
