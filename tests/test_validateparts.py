@@ -180,6 +180,80 @@ def _order_dependent(document: dict[str, Any]) -> None:
     }
 
 
+def _schema_at(path: str) -> dict[str, Any]:
+    return {"description": "ok", "content": {"application/json": {"schema": path}}}
+
+
+def test_such_a_finding_in_a_changed_path_item_sends_it_to_the_whole_document(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # /b, unchanged and walked first, reaches /a's schema as a property; /a's schema becomes
+    # one the library reports only when it reaches it as a response schema: /a alone would.
+    a_schema = "#/paths/~1a/get/responses/200/content/application~1json/schema"
+    base = {
+        "openapi": "3.0.3",
+        "info": {"title": "t", "version": "1"},
+        "paths": {
+            "/b": {"get": {"responses": {"200": _schema_at("")}}},
+            "/a": {"get": {"responses": {"200": _schema_at("")}}},
+        },
+    }
+    b_content = base["paths"]["/b"]["get"]["responses"]["200"]["content"]
+    b_content["application/json"]["schema"] = {
+        "type": "object",
+        "properties": {"x": {"$ref": a_schema}},
+    }
+    a_content = base["paths"]["/a"]["get"]["responses"]["200"]["content"]
+    a_content["application/json"]["schema"] = {"type": "object", "properties": {"a": {}}}
+
+    def loosen(document: dict[str, Any]) -> None:
+        content = document["paths"]["/a"]["get"]["responses"]["200"]["content"]
+        content["application/json"]["schema"] = {
+            "type": "object",
+            "allOf": [{"properties": {"a": {"type": "string"}}}],
+            "required": ["b"],
+        }
+
+    whole, parts, walks = both_ways(tmp_path, base, loosen, monkeypatch)
+    assert parts == whole and walks == [None]
+    # Without searching the changed path item, /a alone would be validated, and differ.
+    monkeypatch.setattr(validateparts, "_may_report_required", lambda data: False)
+    _, parts, walks = both_ways(tmp_path, base, loosen, monkeypatch)
+    assert walks == [["/a"]] and parts != whole
+
+
+def test_such_a_finding_that_reads_a_path_item_is_judged_again_with_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # /b, unchanged, requires `a` through an `allOf` member that is /a's schema; /a's schema
+    # loses `a`: /b's verdict depends on /a, so it is never kept for /b alone.
+    a_schema = "#/paths/~1a/get/responses/200/content/application~1json/schema"
+    base = {
+        "openapi": "3.0.3",
+        "info": {"title": "t", "version": "1"},
+        "paths": {
+            "/b": {"get": {"responses": {"200": _schema_at("")}}},
+            "/a": {"get": {"responses": {"200": _schema_at("")}}},
+        },
+    }
+    b_content = base["paths"]["/b"]["get"]["responses"]["200"]["content"]
+    b_content["application/json"]["schema"] = {
+        "type": "object",
+        "allOf": [{"$ref": a_schema}],
+        "required": ["a"],
+    }
+    a_content = base["paths"]["/a"]["get"]["responses"]["200"]["content"]
+    a_content["application/json"]["schema"] = {"type": "object", "properties": {"a": {}}}
+
+    def rename(document: dict[str, Any]) -> None:
+        content = document["paths"]["/a"]["get"]["responses"]["200"]["content"]
+        content["application/json"]["schema"] = {"type": "object", "properties": {"z": {}}}
+
+    whole, parts, walks = both_ways(tmp_path, base, rename, monkeypatch)
+    assert any("Required list has not defined properties" in line for line in whole)
+    assert parts == whole and walks == [None]
+
+
 def test_a_finding_that_depends_on_the_order_of_the_walk_sends_it_to_the_whole_document(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
