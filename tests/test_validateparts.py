@@ -180,8 +180,27 @@ def _order_dependent(document: dict[str, Any]) -> None:
     }
 
 
-def _schema_at(path: str) -> dict[str, Any]:
-    return {"description": "ok", "content": {"application/json": {"schema": path}}}
+_A_SCHEMA = "#/paths/~1a/get/responses/200/content/application~1json/schema"
+
+
+def _b_then_a(b_schema: dict[str, Any], a_schema: dict[str, Any]) -> dict[str, Any]:
+    """A document of two path items, /b then /a, each one GET answering `schema`."""
+
+    def item(schema: dict[str, Any]) -> dict[str, Any]:
+        content = {"application/json": {"schema": schema}}
+        return {"get": {"responses": {"200": {"description": "ok", "content": content}}}}
+
+    return {
+        "openapi": "3.0.3",
+        "info": {"title": "t", "version": "1"},
+        "paths": {"/b": item(b_schema), "/a": item(a_schema)},
+    }
+
+
+def _set_a_schema(document: dict[str, Any], schema: dict[str, Any]) -> None:
+    document["paths"]["/a"]["get"]["responses"]["200"]["content"]["application/json"] = {
+        "schema": schema
+    }
 
 
 def test_such_a_finding_in_a_changed_path_item_sends_it_to_the_whole_document(
@@ -189,36 +208,20 @@ def test_such_a_finding_in_a_changed_path_item_sends_it_to_the_whole_document(
 ) -> None:
     # /b, unchanged and walked first, reaches /a's schema as a property; /a's schema becomes
     # one the library reports only when it reaches it as a response schema: /a alone would.
-    a_schema = "#/paths/~1a/get/responses/200/content/application~1json/schema"
-    base = {
-        "openapi": "3.0.3",
-        "info": {"title": "t", "version": "1"},
-        "paths": {
-            "/b": {"get": {"responses": {"200": _schema_at("")}}},
-            "/a": {"get": {"responses": {"200": _schema_at("")}}},
-        },
-    }
-    b_content = base["paths"]["/b"]["get"]["responses"]["200"]["content"]
-    b_content["application/json"]["schema"] = {
-        "type": "object",
-        "properties": {"x": {"$ref": a_schema}},
-    }
-    a_content = base["paths"]["/a"]["get"]["responses"]["200"]["content"]
-    a_content["application/json"]["schema"] = {"type": "object", "properties": {"a": {}}}
-
-    def loosen(document: dict[str, Any]) -> None:
-        content = document["paths"]["/a"]["get"]["responses"]["200"]["content"]
-        content["application/json"]["schema"] = {
-            "type": "object",
-            "allOf": [{"properties": {"a": {"type": "string"}}}],
-            "required": ["b"],
-        }
-
-    whole, parts, walks = both_ways(tmp_path, base, loosen, monkeypatch)
+    base = _b_then_a(
+        {"type": "object", "properties": {"x": {"$ref": _A_SCHEMA}}},
+        {"type": "object", "properties": {"a": {}}},
+    )
+    loose = {"type": "object", "allOf": [{"properties": {"a": {}}}], "required": ["b"]}
+    whole, parts, walks = both_ways(
+        tmp_path, base, lambda document: _set_a_schema(document, loose), monkeypatch
+    )
     assert parts == whole and walks == [None]
     # Without searching the changed path item, /a alone would be validated, and differ.
     monkeypatch.setattr(validateparts, "_may_report_required", lambda data: False)
-    _, parts, walks = both_ways(tmp_path, base, loosen, monkeypatch)
+    _, parts, walks = both_ways(
+        tmp_path, base, lambda document: _set_a_schema(document, loose), monkeypatch
+    )
     assert walks == [["/a"]] and parts != whole
 
 
@@ -227,29 +230,14 @@ def test_such_a_finding_that_reads_a_path_item_is_judged_again_with_it(
 ) -> None:
     # /b, unchanged, requires `a` through an `allOf` member that is /a's schema; /a's schema
     # loses `a`: /b's verdict depends on /a, so it is never kept for /b alone.
-    a_schema = "#/paths/~1a/get/responses/200/content/application~1json/schema"
-    base = {
-        "openapi": "3.0.3",
-        "info": {"title": "t", "version": "1"},
-        "paths": {
-            "/b": {"get": {"responses": {"200": _schema_at("")}}},
-            "/a": {"get": {"responses": {"200": _schema_at("")}}},
-        },
-    }
-    b_content = base["paths"]["/b"]["get"]["responses"]["200"]["content"]
-    b_content["application/json"]["schema"] = {
-        "type": "object",
-        "allOf": [{"$ref": a_schema}],
-        "required": ["a"],
-    }
-    a_content = base["paths"]["/a"]["get"]["responses"]["200"]["content"]
-    a_content["application/json"]["schema"] = {"type": "object", "properties": {"a": {}}}
-
-    def rename(document: dict[str, Any]) -> None:
-        content = document["paths"]["/a"]["get"]["responses"]["200"]["content"]
-        content["application/json"]["schema"] = {"type": "object", "properties": {"z": {}}}
-
-    whole, parts, walks = both_ways(tmp_path, base, rename, monkeypatch)
+    base = _b_then_a(
+        {"type": "object", "allOf": [{"$ref": _A_SCHEMA}], "required": ["a"]},
+        {"type": "object", "properties": {"a": {}}},
+    )
+    renamed = {"type": "object", "properties": {"z": {}}}
+    whole, parts, walks = both_ways(
+        tmp_path, base, lambda document: _set_a_schema(document, renamed), monkeypatch
+    )
     assert any("Required list has not defined properties" in line for line in whole)
     assert parts == whole and walks == [None]
 
