@@ -308,12 +308,20 @@ def patched_text(
         value = data.index(b"{", key)
         summary_text = pretty(summary).replace("\n", "\n    ")
         spans.append((value, end + len(close), summary_text.encode()))
+    return spliced(data, spans), parse_lock(_head(data, span).decode("utf-8"))
+
+
+def spliced(text: AnyStr, spans: list[tuple[int, int, AnyStr]]) -> AnyStr:
+    """`text` (or bytes) with each (start, end) stretch replaced by its new text (a patched
+    run's files: here and patch.py); ValueError when two stretches overlap."""
     parts, at = [], 0
-    for start, stop, new in sorted(spans):
-        parts += [data[at:start], new]
-        at = stop
-    new_data = b"".join([*parts, data[at:]])
-    return new_data, parse_lock(_head(data, span).decode("utf-8"))
+    for start, end, new in sorted(spans):
+        if start < at:
+            raise ValueError("overlapping stretches")
+        parts += [text[at:start], new]
+        at = end
+    parts.append(text[at:])
+    return text[:0].join(parts)
 
 
 def _same_run(a: str, i: int, b: str, j: int, limit: int, *, backward: bool = False) -> int:

@@ -59,7 +59,7 @@ import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, AnyStr, Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 import orjson
 
@@ -81,7 +81,7 @@ from .largeapi import (
     warn_if_large,
 )
 from .load import QuickLoad, RawDocument, load_document, load_json_quickly, too_deep
-from .lock import LOCK_FILE, lock_parts, patched_text, summaries_digest
+from .lock import LOCK_FILE, lock_parts, patched_text, spliced, summaries_digest
 from .models import argument_class, class_names, plain_imports, structure
 from .quickcheck import GenerateOptions, relative, run_options
 from .render import (
@@ -693,18 +693,6 @@ def _indented(value: Any, spaces: int) -> str:
     return pretty(value).replace("\n", "\n" + " " * spaces)
 
 
-def _replaced(text: AnyStr, spans: list[tuple[int, int, AnyStr]]) -> AnyStr:
-    """`text` (or bytes) with each (start, end) stretch replaced by its new text."""
-    parts, at = [], 0
-    for start, end, new in sorted(spans):
-        if start < at:
-            raise _Unpatchable("overlapping stretches")
-        parts += [text[at:start], new]
-        at = end
-    parts.append(text[at:])
-    return text[:0].join(parts)
-
-
 @dataclass(frozen=True)
 class _Rewrite:
     """A tool's arguments class whose structure changed: its class, in the typed models,
@@ -739,7 +727,7 @@ def _patched_catalog(
                 _Rewrite(classes[entry["name"]], old["inputSchema"], entry["inputSchema"])
             )
         spans.append((first, last, _indented(entry, 4).encode("utf-8")))
-    return _replaced(data, spans), rewrites
+    return spliced(data, spans), rewrites
 
 
 def _patched_models(text: str, rewrites: list[_Rewrite], formatter: Formatter) -> str | None:
@@ -778,7 +766,7 @@ def _patched_models(text: str, rewrites: list[_Rewrite], formatter: Formatter) -
         if end <= 0 or text[start:end] != laid_out[index]:
             return None
         spans.append((start, end, laid_out[len(rewrites) + index]))
-    return _replaced(text, spans)
+    return spliced(text, spans)
 
 
 def _patched_lock(
@@ -830,4 +818,4 @@ def _patched_reference(text: str, server: ir.Server, spec: Path, output: Path) -
     for name, row in reference_rows(inputs).items():
         start = text.index(reference_row_start(name)) + 1
         spans.append((start, text.index("\n", start) + 1, row))
-    return _replaced(text, spans)
+    return spliced(text, spans)

@@ -135,7 +135,7 @@ def inputs_fingerprint(
 
 
 def file_sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+    return _sha256(path.read_bytes())
 
 
 def _current(target: Path) -> bytes:
@@ -313,9 +313,7 @@ def plan(
             writes[path] = data
             return
         owned = path in previous or path == MANIFEST
-        edited = (
-            owned and path != MANIFEST and hashlib.sha256(current).hexdigest() != previous[path]
-        )
+        edited = owned and path != MANIFEST and _sha256(current) != previous[path]
         if (edited or not owned) and not force:
             report.refused.append(path)
             report.diffs[path] = _diff(path, _text(current), _text(data) if text is None else text)
@@ -350,7 +348,7 @@ def plan(
         target = out / path
         if not target.is_file():
             continue
-        if hashlib.sha256(_current(target)).hexdigest() != previous[path] and not force:
+        if _sha256(_current(target)) != previous[path] and not force:
             sink.warning(
                 str(target),
                 "no longer generated, but edited by hand: left in place",
