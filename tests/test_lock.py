@@ -26,6 +26,7 @@ from mcpmint.lock import (
     lock_text,
     needs_attention,
     parse_lock,
+    spliced,
 )
 from mcpmint.pipeline import build
 
@@ -506,3 +507,19 @@ def test_a_lock_without_tool_mode_or_settings_has_no_server_section() -> None:
     sink = DiagnosticSink()
     server = build(SPECS / "petstore.yaml", sink)
     assert "server" not in lock_document(server)
+
+
+def test_a_splice_of_bytes_is_the_splice_of_their_text_encoded() -> None:
+    """Bytes are cut through a view (no copy of the unchanged stretches): the result is
+    bytes, the same as splicing the text and encoding it."""
+    text = "héllo, wörld: the lock's text\n" * 3
+    spans = [(31, 36, "HÉLLO"), (0, 5, "hi"), (len(text) - 6, len(text), "text!\n")]
+    encoded = text.encode("utf-8")
+    at = {start: len(text[:start].encode("utf-8")) for span in spans for start in span[:2]}
+    byte_spans = [(at[start], at[end], new.encode("utf-8")) for start, end, new in spans]
+    result = spliced(encoded, byte_spans)
+    assert type(result) is bytes
+    assert result == spliced(text, spans).encode("utf-8")
+    assert spliced(text, spans).startswith("hi, wörld")
+    with pytest.raises(ValueError, match="overlapping"):
+        spliced(encoded, [(0, 10, b"a"), (5, 12, b"b")])

@@ -8,6 +8,7 @@ pipeline (and give the cold run's bytes too).
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
 import shutil
 import threading
@@ -18,14 +19,14 @@ from typing import Any
 import pytest
 import yaml
 
-from mcpmint import patch, validate
+from mcpmint import patch, pipeline, validate
 from mcpmint.background import Background
 from mcpmint.cache import CACHE_DIR, KEEP
 from mcpmint.config import load_config
 from mcpmint.diagnostics import Aborted, DiagnosticSink
 from mcpmint.lock import digest, lock_parts
 from mcpmint.pipeline import GenerateOptions, build, generate
-from mcpmint.write import WriteReport
+from mcpmint.write import MANIFEST, WriteReport
 
 from .support import REPO
 from .test_fast_generation import tree_digest
@@ -860,3 +861,95 @@ def test_work_beside_the_patch_gives_its_value_or_raises_its_error() -> None:
     assert patch._Beside(sorted, [3, 1, 2]).result() == [1, 2, 3]
     with pytest.raises(ZeroDivisionError):
         patch._Beside(divmod, 1, 0).result()
+
+
+def _hashed_files(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
+    """The files a patched run hashes from disk after the quick check (which hashes the
+    inputs through `write.sha256_each`)."""
+    seen: list[Path] = []
+    for module in (patch, pipeline):
+        real = module.file_sha256
+
+        def spy(path: Path, real: Callable[[Path], str] = real) -> str:
+            seen.append(Path(path))
+            return real(path)
+
+        monkeypatch.setattr(module, "file_sha256", spy)
+    return seen
+
+
+def _recorded_spec_sha(out: Path) -> str:
+    inputs = json.loads((out / MANIFEST).read_text(encoding="utf-8"))["inputs"]
+    return str(inputs["files"]["../spec.json"])
+
+
+def test_a_patched_run_reads_the_spec_once_after_the_quick_check(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The quick check's hash finds the record, the load's bytes give the record's hash: the
+    spec is neither read again to find the record nor to record it (GitHub's: 10 MB each)."""
+    data = load(PETSTORE)
+    spec = write(tmp_path / "work", data)
+    out = tmp_path / "work" / "out"
+    generated(spec, out)
+    _describe(data)
+    write(tmp_path / "work", data)
+    hashed = _hashed_files(monkeypatch)
+    report, _ = generated(spec, out)
+    assert report.patched
+    assert spec not in hashed
+    assert _recorded_spec_sha(out) == hashlib.sha256(spec.read_bytes()).hexdigest()
+    assert tree_digest(out) == cold(data, tmp_path / "cold")
+    assert generated(spec, out)[0].quick  # the record names the spec as it is
+
+
+def test_a_spec_edited_during_a_patched_run_is_recorded_as_the_bytes_it_was_made_of(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Edited again between the quick check and the load: the tree is the loaded spec's,
+    and so is the hash in the inputs record (not the one the quick check took)."""
+    data = load(PETSTORE)
+    spec = write(tmp_path / "work", data)
+    out = tmp_path / "work" / "out"
+    generated(spec, out)
+    first, second = copy.deepcopy(data), copy.deepcopy(data)
+    _describe(first)
+    _summarise(second)
+    write(tmp_path / "work", first)
+    real = patch.load_json_quickly
+
+    def edited_then_loaded(path: Path, *args: Any, **kwargs: Any) -> Any:
+        write(tmp_path / "work", second)
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(patch, "load_json_quickly", edited_then_loaded)
+    report, _ = generated(spec, out)
+    assert report.patched
+    assert _recorded_spec_sha(out) == hashlib.sha256(spec.read_bytes()).hexdigest()
+    assert tree_digest(out) == cold(second, tmp_path / "cold")
+
+
+def test_a_spec_put_back_during_a_patched_run_is_the_pipelines(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The previous run's spec again by the time it is loaded: nothing to patch; the
+    pipeline takes the loaded document, and the tree and record are the previous run's."""
+    data = load(PETSTORE)
+    spec = write(tmp_path / "work", data)
+    out = tmp_path / "work" / "out"
+    generated(spec, out)
+    before = tree_digest(out)
+    edited = copy.deepcopy(data)
+    _describe(edited)
+    write(tmp_path / "work", edited)
+    real = patch.load_json_quickly
+
+    def put_back_then_loaded(path: Path, *args: Any, **kwargs: Any) -> Any:
+        write(tmp_path / "work", data)
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(patch, "load_json_quickly", put_back_then_loaded)
+    report, _ = generated(spec, out)
+    assert report.patched is None
+    assert _recorded_spec_sha(out) == hashlib.sha256(spec.read_bytes()).hexdigest()
+    assert tree_digest(out) == before

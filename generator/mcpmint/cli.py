@@ -135,11 +135,13 @@ def _unchecked_input(
         return None
 
 
-def _up_to_date(source: Path | Config, options: GenerateOptions) -> bool:
+def _up_to_date(
+    source: Path | Config, options: GenerateOptions, hashed: dict[str, str] | None = None
+) -> bool:
     """`up_to_date` of an `_unchecked_input`: False when it cannot say (an unchecked config
     may hold anything; the checked read that follows says what is wrong)."""
     try:
-        return up_to_date(source, options)
+        return up_to_date(source, options, hashed)
     except Exception:
         return False
 
@@ -228,7 +230,8 @@ def generate_command(
         )
         # The quick check (quickcheck.py): when nothing changed, a run would write nothing.
         quick = _unchecked_input(spec, namespace, root)
-        if quick is not None and _up_to_date(quick, options):
+        hashed: dict[str, str] = {}  # what the quick check hashed: not hashed again
+        if quick is not None and _up_to_date(quick, options, hashed):
             out = output or (quick.folder if isinstance(quick, Config) else None)
             typer.echo(f"{out}: up to date (inputs unchanged)")
             return
@@ -236,7 +239,9 @@ def generate_command(
         from .pipeline import generate
 
         held = _HELD_TO_EXIT if _HARD_EXIT else None
-        report = generate(source, options, sink, quick_checked=quick is not None, held=held)
+        report = generate(
+            source, options, sink, quick_checked=quick is not None, hashed=hashed, held=held
+        )
         out = report.output
         if report.quick:  # the quick check answered there (this one could not read the input)
             typer.echo(f"{out}: up to date (inputs unchanged)")

@@ -17,6 +17,7 @@ folder stays an error: that is a refusal, not a gap.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
@@ -145,6 +146,7 @@ class QuickLoad:
 
     document: RawDocument
     refs: frozenset[str]  # every distinct string `$ref`, each local and resolving
+    digest: str  # the sha256 of the bytes read
 
 
 def load_json_quickly(
@@ -232,7 +234,8 @@ def load_json_quickly(
             resolve_pointer(data, ref)
         except PointerError:
             return None
-    return QuickLoad(json_document(path, root, data), frozenset(refs))
+    digest = hashlib.sha256(raw).hexdigest()  # in memory: the file is not read again for it
+    return QuickLoad(json_document(path, root, data), frozenset(refs), digest)
 
 
 def json_document(path: Path, root: Path | None, data: dict[str, Any]) -> RawDocument:

