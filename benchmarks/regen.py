@@ -1,6 +1,6 @@
 """Regeneration benchmark: cold, no-op and one-operation-changed `mcpmint generate` runs.
 
-    .venv/bin/python benchmarks/regen.py [--specs github,stripe] [--json rows.json]
+    .venv/bin/python benchmarks/regen.py [--specs github,stripe] [--rounds N] [--json rows.json]
 
 (To measure while mcpmint's code is being edited, copy `generator/`, `templates/` and `specs/`
 to a folder and prefix the command with `PYTHONPATH=<folder>/generator`.)
@@ -25,6 +25,12 @@ subprocess under `/usr/bin/time -v` (wall time, peak RSS):
 mcpmint's modules are compiled to bytecode first, as an install has them (`run.compile_mcpmint`;
 before 2026-12-02 04:00 every run here compiled them: 0.1 s of each).
 
+`--rounds N` repeats the whole sequence N times, each round in a fresh folder, and the table
+gives each step's median seconds and median share of its own round's cold run, with their
+ranges: on this machine one sequence's shares vary by several points from one minute to the
+next (GitHub's one-operation edits: 19-27% of cold on 2026-12-02), so a single round decides
+nothing near a line.
+
 Prints the date, the machine and a Markdown table for docs/benchmarks.md.
 """
 
@@ -35,6 +41,7 @@ import datetime
 import json
 import platform
 import shutil
+import statistics
 import sys
 import tempfile
 from pathlib import Path
@@ -75,7 +82,7 @@ def with_parameter_added(document: dict[str, Any]) -> dict[str, Any]:
     return changed
 
 
-def measure(name: str, spec: Path, work: Path) -> list[dict[str, Any]]:
+def measure(name: str, spec: Path, work: Path, round_: int = 0) -> list[dict[str, Any]]:
     text = spec.read_text(encoding="utf-8")
     document = json.loads(text) if spec.suffix == ".json" else yaml.load(text, yaml.CSafeLoader)
     target, out = work / f"{name}.json", work / f"{name}-out"
@@ -94,36 +101,64 @@ def measure(name: str, spec: Path, work: Path) -> list[dict[str, Any]]:
         result = timed([*MCPMINT, str(target), "-o", str(out), *extra], work)
         if result["rc"] not in (0, 1):
             print(result["stderr"], file=sys.stderr)
-        rows.append({"spec": name, "step": step, **{k: result[k] for k in ("seconds", "peak_mb")}})
+        measured = {key: result[key] for key in ("seconds", "peak_mb")}
+        rows.append({"spec": name, "step": step, "round": round_, **measured})
         print(
             f"{name:14s} {step:16s} {result['seconds']:7.2f} s {result['peak_mb']} MB", flush=True
         )
     return rows
 
 
+def table(rows: list[dict[str, Any]], rounds: int) -> str:
+    """The Markdown table: each step's seconds, peak and share of its round's cold run; with
+    several rounds, the medians and (in brackets) the ranges."""
+    cold = {(row["spec"], row["round"]): row["seconds"] for row in rows if row["step"] == "cold"}
+    steps: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for row in rows:
+        share = (
+            row["seconds"] / cold[row["spec"], row["round"]]
+            if cold[row["spec"], row["round"]]
+            else 0.0
+        )
+        steps.setdefault((row["spec"], row["step"]), []).append({**row, "share": share})
+    head = "| spec | run | s | peak MB | of cold |"
+    if rounds > 1:
+        head = f"| spec | run | s (median of {rounds}) | peak MB (median) | of cold (median) |"
+    lines = [head, "|---|---|---|---|---|"]
+    for (spec, step), measured in steps.items():
+        seconds = [row["seconds"] for row in measured]
+        shares = [row["share"] for row in measured]
+        peaks = [row["peak_mb"] for row in measured if row["peak_mb"] is not None]
+        peak = round(statistics.median(peaks)) if peaks else None
+        if rounds == 1:
+            lines.append(f"| {spec} | {step} | {seconds[0]:.2f} | {peak} | {shares[0]:.0%} |")
+            continue
+        lines.append(
+            f"| {spec} | {step} | {statistics.median(seconds):.2f} ({min(seconds):.2f}-"
+            f"{max(seconds):.2f}) | {peak} | {statistics.median(shares):.0%} "
+            f"({min(shares):.0%}-{max(shares):.0%}) |"
+        )
+    return "\n" + "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--specs", default="github,stripe")
+    parser.add_argument("--rounds", type=int, default=1, help="sequences per spec (default 1)")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     compile_mcpmint()
     started = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
     rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="mcpmint-regen-") as folder:
-        for name in args.specs.split(","):
-            rows += measure(name, SPECS[name], Path(folder))
-            shutil.rmtree(Path(folder) / f"{name}-out", ignore_errors=True)
+        for round_ in range(args.rounds):
+            for name in args.specs.split(","):
+                rows += measure(name, SPECS[name], Path(folder), round_)
+                shutil.rmtree(Path(folder) / f"{name}-out", ignore_errors=True)
     print(
         f"\n{started}, {platform.node()}, {platform.machine()}, Python {platform.python_version()}"
     )
-    print("\n| spec | run | s | peak MB | of cold |\n|---|---|---|---|---|")
-    cold = {row["spec"]: row["seconds"] for row in rows if row["step"] == "cold"}
-    for row in rows:
-        share = row["seconds"] / cold[row["spec"]] if cold[row["spec"]] else 0.0
-        print(
-            f"| {row['spec']} | {row['step']} | {row['seconds']:.2f} | {row['peak_mb']} "
-            f"| {share:.0%} |"
-        )
+    print(table(rows, args.rounds))
     if args.json:
         args.json.write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
 

@@ -19,11 +19,12 @@ from typing import Any
 import pytest
 import yaml
 
-from mcpmint import patch, pipeline, validate
+from mcpmint import patch, pipeline, render, validate
 from mcpmint.background import Background
 from mcpmint.cache import CACHE_DIR, KEEP
 from mcpmint.config import load_config
 from mcpmint.diagnostics import Aborted, DiagnosticSink
+from mcpmint.jsontext import compact
 from mcpmint.lock import digest, lock_parts
 from mcpmint.pipeline import GenerateOptions, build, generate
 from mcpmint.write import MANIFEST, WriteReport
@@ -953,3 +954,44 @@ def test_a_spec_put_back_during_a_patched_run_is_the_pipelines(
     assert report.patched is None
     assert _recorded_spec_sha(out) == hashlib.sha256(spec.read_bytes()).hexdigest()
     assert tree_digest(out) == before
+
+
+def test_tools_json_holds_each_tool_on_a_line_of_its_own_and_reads_back_the_same() -> None:
+    """render.catalog_text: the document as `dump_json` lays it out, but for each tool,
+    compact on its line (what a patched run replaces); no tools: `dump_json`'s text."""
+    tools = [
+        {"name": "t_a", "description": "A, \u00e9\n", "inputSchema": {"type": "object"}},
+        {"name": "t_b", "inputSchema": {"properties": {"x": {"type": "string"}}}},
+    ]
+    document = {"format": 1, "server": {"name": "s"}, "tools": tools, "upstream": {"b": ""}}
+    text = render.catalog_text(document)
+    assert json.loads(text) == document
+    lines = text.splitlines()
+    start = lines.index('  "tools": [')
+    assert lines[start + 1 : start + 4] == [
+        "    " + compact(tools[0]) + ",",
+        "    " + compact(tools[1]),
+        "  ],",
+    ]
+    # Around the list, the text of the document without tools.
+    listed = "\n".join(lines[start : start + 4]) + "\n"
+    empty = render.dump_json({**document, "tools": []})
+    assert text.replace(listed, '  "tools": [],\n') == empty
+    assert render.catalog_text({**document, "tools": []}) == render.dump_json(
+        {**document, "tools": []}
+    )
+
+
+def test_a_tool_whose_name_is_only_another_tools_value_is_not_patched_there() -> None:
+    """A changed tool's name found once in `tools.json`, but as a value inside another
+    tool's entry (a parameter of that name): that entry is not replaced."""
+    other = {"name": "t_a", "request": {"parameters": [{"name": "t_b", "in": "query"}]}}
+    document = {"format": 1, "tools": [other], "upstream": {"baseUrl": ""}}
+    data = render.catalog_text(document).encode("utf-8")
+    start = data.index(patch._TOOLS_OPEN) + len(patch._TOOLS_OPEN)
+    end = data.rindex(patch._TOOLS_CLOSE, start)
+    with pytest.raises(patch._Unpatchable):
+        patch._entry(data, "t_b", start, end)
+    assert patch._entry(data, "t_a", start, end)[2] == other
+    with pytest.raises(patch._Unpatchable):
+        patch._entry(data.replace(b'"t_a"', b'"t_b"'), "t_b", start, end)  # twice

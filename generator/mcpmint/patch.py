@@ -72,7 +72,7 @@ from .diagnostics import DiagnosticSink
 from .format import Formatter, format_texts, formatter_version
 from .frontends.manifest import is_manifest
 from .frontends.openapi import HTTP_METHODS, BuildOptions, build_server, cut_outputs_warning
-from .jsontext import compact, pretty
+from .jsontext import compact
 from .largeapi import (
     definition_sizes,
     is_large,
@@ -130,8 +130,7 @@ _TOOLS_OPEN = b'\n  "tools": [\n'
 # the end of the file, where a search from the end finds it at once (a search for the first
 # `\n  ]` after the opening took 0.01-0.02 s of GitHub's 15 MB: every line begins alike).
 _TOOLS_CLOSE = b'\n  ],\n  "upstream": {\n'
-_ENTRY_OPEN = b"\n    {\n"
-_ENTRY_CLOSE = b"\n    }"
+_ENTRY_LINE = b"\n    {"  # each entry on a line of its own (render.catalog_text)
 
 T = TypeVar("T")
 
@@ -691,23 +690,24 @@ def _current_files(output: Path) -> _Current | None:
     return _Current(dict(hashes), data, scaffold)
 
 
-def _entry_span(data: bytes, name: str, start: int, end: int) -> tuple[int, int]:
-    """Where the entry of the tool `name` is in a `tools.json`'s tools list (its UTF-8
-    bytes, between `start` and `end`): from its `{` to its `}`."""
-    key = f'\n      "name": {compact(name)},\n'.encode()
+def _entry(data: bytes, name: str, start: int, end: int) -> tuple[int, int, dict[str, Any]]:
+    """Where the entry of the tool `name` is in a `tools.json`'s tools list (its UTF-8 bytes,
+    between `start` and `end`; each entry compact on a line of its own, as
+    render.catalog_text writes them), from its `{` to its `}`, and the entry: the one line
+    that holds the name as a key's value, once, and holds it as the entry's own name."""
+    key = f'"name":{compact(name)}'.encode()
     at = data.find(key, start, end)
     if at < 0 or data.find(key, at + 1, end) >= 0:
         raise _Unpatchable(name)
-    first = data.rfind(_ENTRY_OPEN, start - 1, at) + len(_ENTRY_OPEN) - 2
-    last = data.find(_ENTRY_CLOSE, at, end) + len(_ENTRY_CLOSE)
-    if first < start - 1 or last < len(_ENTRY_CLOSE):
+    first = data.rfind(_ENTRY_LINE, start - 1, at) + len(_ENTRY_LINE) - 1
+    last = data.find(b"\n", at, end + 1)
+    if first < start or last < 0:
         raise _Unpatchable(name)
-    return first, last
-
-
-def _indented(value: Any, spaces: int) -> str:
-    """`value`'s pretty JSON text as it is laid out `spaces` deep in a larger one."""
-    return pretty(value).replace("\n", "\n" + " " * spaces)
+    last = last - 1 if data[last - 1 : last] == b"," else last
+    entry = orjson.loads(data[first:last])
+    if not isinstance(entry, dict) or entry.get("name") != name:
+        raise _Unpatchable(name)  # the name is a value inside another tool's entry
+    return first, last, entry
 
 
 @dataclass(frozen=True)
@@ -732,8 +732,7 @@ def _patched_catalog(
     spans, rewrites = [], []
     classes = {tool.name: class_names(tool)[0] for tool in server.tools}
     for entry in catalog(server)["tools"]:
-        first, last = _entry_span(data, entry["name"], start, end)
-        old = orjson.loads(data[first:last])
+        first, last, old = _entry(data, entry["name"], start, end)
         if old.get("handler") != entry.get("handler"):
             return None
         modelled = every_result or entry.get("handler")
@@ -743,7 +742,7 @@ def _patched_catalog(
             rewrites.append(
                 _Rewrite(classes[entry["name"]], old["inputSchema"], entry["inputSchema"])
             )
-        spans.append((first, last, _indented(entry, 4).encode("utf-8")))
+        spans.append((first, last, compact(entry).encode("utf-8")))
     return spliced(data, spans), rewrites
 
 
