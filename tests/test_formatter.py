@@ -5,14 +5,17 @@ package's own tests must pass."""
 from __future__ import annotations
 
 import ast
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from mcpmint import format as format_module
 from mcpmint.diagnostics import DiagnosticSink
-from mcpmint.format import BLACK_OPTIONS
+from mcpmint.format import BLACK_OPTIONS, Formatter, format_texts
 from mcpmint.pipeline import build, render_server
 
 from .support import (
@@ -87,3 +90,32 @@ def test_black_output_still_meets_the_bar(black_package: Path, command: list[str
 def test_the_black_formatted_package_passes_its_own_tests(black_package: Path) -> None:
     done = package_tests(black_package)
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+
+
+@pytest.mark.parametrize("formatter", ["ruff", "black"])
+def test_texts_without_imports_are_laid_out_as_with_the_import_pass(formatter: Formatter) -> None:
+    """format_texts skips the lint pass (it only sorts imports) when no text has an import
+    statement; with one, the imports are still sorted."""
+    classes = [
+        "class Arguments( BaseModel ):\n  x : int|None=None\n  y: str = 'a'\n",
+        "class Other(BaseModel):\n    '''Reads from a file.'''\n    z: list[ int ]\n",
+    ]
+    ran: list[list[str]] = []
+    original = subprocess.run
+
+    def counting(command: list[str], *args: Any, **kwargs: Any) -> Any:
+        ran.append([str(part) for part in command])
+        return original(command, *args, **kwargs)
+
+    sink = DiagnosticSink()
+    with pytest.MonkeyPatch.context() as patched:
+        patched.setattr(format_module.subprocess, "run", counting)
+        alone = format_texts(classes, sink, formatter)
+    assert alone is not None and not sink.has_errors
+    assert not any("check" in command for command in ran)  # the layout pass only
+    # The same texts, each after an import (both passes): the same classes.
+    imported = format_texts(["import os\n\n\n" + text for text in classes], sink, formatter)
+    assert imported is not None
+    assert [text.split("\n\n\n", 1)[1] for text in imported] == alone
+    unsorted = format_texts(["import sys\nimport os\n\nx = os, sys\n"], sink, formatter)
+    assert unsorted == ["import os\nimport sys\n\nx = os, sys\n"]

@@ -12,6 +12,7 @@ which black leaves alone; the result passes `ruff check` and `black --check` ali
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import tempfile
@@ -31,6 +32,9 @@ target-version = "py311"
 select = ["I"]
 """
 
+
+# An import statement, at any depth (a line that begins with one): what the lint pass sorts.
+_IMPORT = re.compile(r"^[ \t]*(?:import|from)[ \t]", re.MULTILINE)
 
 Formatter = Literal["ruff", "black"]
 FORMATTERS: tuple[Formatter, ...] = ("ruff", "black")
@@ -121,10 +125,12 @@ def _format(
                 ".",
             ]
         )
-        for command in (
-            [ruff, "check", "--fix", "--quiet", "--exit-zero", "--no-cache", "."],
-            layout,
-        ):
+        fix = [ruff, "check", "--fix", "--quiet", "--exit-zero", "--no-cache", "."]
+        # The lint pass only sorts imports (`select = ["I"]`): texts without an import
+        # statement (a patched run's arguments classes) need only the layout, one ruff
+        # process less (0.01-0.02 s, beside the rest of the patch).
+        sorts = any(_IMPORT.search(text) for text in python.values())
+        for command in [fix, layout] if sorts else [layout]:
             done = subprocess.run(command, cwd=root, capture_output=True, text=True, check=False)
             if done.returncode != 0:
                 sink.error(
