@@ -995,3 +995,42 @@ def test_a_tool_whose_name_is_only_another_tools_value_is_not_patched_there() ->
     assert patch._entry(data, "t_a", start, end)[2] == other
     with pytest.raises(patch._Unpatchable):
         patch._entry(data.replace(b'"t_a"', b'"t_b"'), "t_b", start, end)  # twice
+
+
+def test_a_patched_run_keeps_an_integer_beyond_64_bits_in_the_test_cases(tmp_path: Path) -> None:
+    """The test cases hold the spec's examples; a patch reads them back with the standard
+    library's parser (orjson reads an integer beyond 64 bits as a float). The example is in
+    a path item the edit leaves alone: its case is read back, not made again."""
+    data = load(PETSTORE)
+    big = 2**70 + 1  # (2**70 itself is a float's too: the text would differ, not the value)
+    operation(data, -1).setdefault("parameters", []).append(
+        {"name": "big", "in": "query", "schema": {"type": "integer"}, "example": big}
+    )
+    spec = write(tmp_path / "work", data)
+    out = tmp_path / "work" / "out"
+    generated(spec, out)
+    assert str(big) in (out / patch.CASES_FILE).read_text(encoding="utf-8")
+    _describe(data)
+    write(tmp_path / "work", data)
+    report, _ = generated(spec, out)
+    assert report.patched
+    assert tree_digest(out) == cold(data, tmp_path / "cold")
+
+
+def test_a_tool_with_an_integer_beyond_64_bits_in_its_schema_is_patched(tmp_path: Path) -> None:
+    """The changed tool's old entry in `tools.json` is read back exactly: its arguments'
+    structure (an enum of integers beyond 64 bits) is the new one's, so no class is made
+    again (read as floats, it differed: the whole pipeline ran)."""
+    data = load(PETSTORE)
+    choice = {"type": "integer", "enum": [2**70 + 1, 1]}
+    operation(data, 1).setdefault("parameters", []).append(
+        {"name": "big", "in": "query", "schema": choice}
+    )
+    spec = write(tmp_path / "work", data)
+    out = tmp_path / "work" / "out"
+    generated(spec, out)
+    _describe(data)  # the same operation's description
+    write(tmp_path / "work", data)
+    report, _ = generated(spec, out)
+    assert report.patched
+    assert tree_digest(out) == cold(data, tmp_path / "cold")

@@ -61,8 +61,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
-import orjson
-
 from . import ir, refs
 from .background import Background
 from .cache import StageCache, cache_key
@@ -704,7 +702,7 @@ def _entry(data: bytes, name: str, start: int, end: int) -> tuple[int, int, dict
     if first < start or last < 0:
         raise _Unpatchable(name)
     last = last - 1 if data[last - 1 : last] == b"," else last
-    entry = orjson.loads(data[first:last])
+    entry = json.loads(data[first:last])  # (not orjson: an integer beyond 64 bits stays one)
     if not isinstance(entry, dict) or entry.get("name") != name:
         raise _Unpatchable(name)  # the name is a value inside another tool's entry
     return first, last, entry
@@ -801,7 +799,9 @@ def _patched_lock(
 
 def _patched_cases(data: bytes, server: ir.Server, previous: Mapping[str, Any]) -> str | None:
     """`generated_cases.json` with the server's tools' cases in place of the old ones."""
-    cases = orjson.loads(data)
+    # The standard library's parser: orjson reads an integer beyond 64 bits (a spec's
+    # example) as a float, which would be written back as one.
+    cases = json.loads(data)
     made = build_cases(server, DiagnosticSink())
     if not made or made["environ"] != cases["environ"]:
         return None
