@@ -904,6 +904,20 @@ def test_a_patched_run_reads_the_spec_once_after_the_quick_check(
     assert generated(spec, out)[0].quick  # the record names the spec as it is
 
 
+def _written_before_the_load(
+    monkeypatch: pytest.MonkeyPatch, folder: Path, data: dict[str, Any]
+) -> None:
+    """The spec in `folder` saved as `data` after the quick check, right before a patched
+    run loads it."""
+    real = patch.load_json_quickly
+
+    def written_then_loaded(path: Path, *args: Any, **kwargs: Any) -> Any:
+        write(folder, data)
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(patch, "load_json_quickly", written_then_loaded)
+
+
 def test_a_spec_edited_during_a_patched_run_is_recorded_as_the_bytes_it_was_made_of(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -917,13 +931,7 @@ def test_a_spec_edited_during_a_patched_run_is_recorded_as_the_bytes_it_was_made
     _describe(first)
     _summarise(second)
     write(tmp_path / "work", first)
-    real = patch.load_json_quickly
-
-    def edited_then_loaded(path: Path, *args: Any, **kwargs: Any) -> Any:
-        write(tmp_path / "work", second)
-        return real(path, *args, **kwargs)
-
-    monkeypatch.setattr(patch, "load_json_quickly", edited_then_loaded)
+    _written_before_the_load(monkeypatch, tmp_path / "work", second)
     report, _ = generated(spec, out)
     assert report.patched
     assert _recorded_spec_sha(out) == hashlib.sha256(spec.read_bytes()).hexdigest()
@@ -943,13 +951,7 @@ def test_a_spec_put_back_during_a_patched_run_is_the_pipelines(
     edited = copy.deepcopy(data)
     _describe(edited)
     write(tmp_path / "work", edited)
-    real = patch.load_json_quickly
-
-    def put_back_then_loaded(path: Path, *args: Any, **kwargs: Any) -> Any:
-        write(tmp_path / "work", data)
-        return real(path, *args, **kwargs)
-
-    monkeypatch.setattr(patch, "load_json_quickly", put_back_then_loaded)
+    _written_before_the_load(monkeypatch, tmp_path / "work", data)
     report, _ = generated(spec, out)
     assert report.patched is None
     assert _recorded_spec_sha(out) == hashlib.sha256(spec.read_bytes()).hexdigest()
