@@ -982,6 +982,11 @@ def test_tools_json_holds_each_tool_on_a_line_of_its_own_and_reads_back_the_same
     assert render.catalog_text({**document, "tools": []}) == render.dump_json(
         {**document, "tools": []}
     )
+    # A document whose tools list is its last key is not one catalog_text writes (nothing
+    # would follow the list): refused, never written without its tools.
+    last = {key: value for key, value in document.items() if key != "upstream"}
+    with pytest.raises(ValueError, match="tools list"):
+        render.catalog_text(last)
 
 
 def test_a_tool_whose_name_is_only_another_tools_value_is_not_patched_there() -> None:

@@ -114,6 +114,8 @@ def catalog_text(document: Mapping[str, Any]) -> str:
     each changed tool, as the line that holds it."""
     tools = document["tools"]
     text = dump_json({**document, "tools": []})
+    if text.count(_NO_TOOLS) != 1:  # ("upstream", in every document, sorts after "tools")
+        raise ValueError("tools.json: no top-level tools list followed by another key")
     if not tools:
         return text
     lines = ",\n".join("    " + compact(tool) for tool in tools)
