@@ -299,7 +299,7 @@ def _patch(
 
     read = (spec, config.path) if config is not None else (spec,)
     # The spec's hash in the inputs record is that of the bytes the tools were made of.
-    known = {spec: change.digest}
+    known = {relative(spec, output): change.digest}
     report, inputs = write_outputs(tree, read, spec, output, config, options, sink, deferred, known)
     report.patched = sorted(tool.name for tool in change.server.tools)
     if not report.blocked and not sink.has_errors:

@@ -586,16 +586,18 @@ def write_outputs(
     options: GenerateOptions,
     sink: DiagnosticSink,
     deferred: list[PendingFindings],
-    hashed: Mapping[Path, str] | None = None,
+    hashed: Mapping[str, str] | None = None,
 ) -> tuple[WriteReport, dict[str, Any]]:
     """The end of a run, once its files are made (`tree`; also a patched run's, patch.py):
     the lock compared with the previous one (breaking changes stop the run unless accepted),
     the inputs recorded, the files written and the validation joined. The report, and the
-    inputs record the manifest holds. `hashed`: the sha256 of input files known already (a
-    patched run's spec, from the bytes it loaded), which are not read again."""
+    inputs record the manifest holds. `hashed`: the sha256 of input files known already, by
+    path as the inputs record names them (as `generate`'s; a patched run's spec, from the
+    bytes it loaded), which are not read again."""
     spec_file = relative(spec_path, output)
     config_file = relative(config.path, output) if config is not None else None
     known = hashed or {}
+    read = {relative(path, output): path for path in files}
     _stop_on_errors(sink)
     if config is None:
         _warn_unused_config(output, tree, sink)
@@ -606,7 +608,7 @@ def write_outputs(
         changes = lock_changes(output, sink, tree.generated[LOCK_FILE], tree.lock)
     inputs = inputs_fingerprint(
         spec_file,
-        {relative(path, output): known.get(path) or file_sha256(path) for path in files},
+        {name: known.get(name) or file_sha256(path) for name, path in read.items()},
         run_options(options, config_file),
         generator_identity(),
     )
