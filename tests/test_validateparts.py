@@ -218,7 +218,7 @@ def test_such_a_finding_in_a_changed_path_item_sends_it_to_the_whole_document(
     )
     assert parts == whole and walks == [None]
     # Without searching the changed path item, /a alone would be validated, and differ.
-    monkeypatch.setattr(validateparts, "_may_report_required", lambda data: False)
+    monkeypatch.setattr(validateparts, "_may_report_required", lambda data, holders=None: False)
     _, parts, walks = both_ways(
         tmp_path, base, lambda document: _set_a_schema(document, loose), monkeypatch
     )
@@ -255,7 +255,7 @@ def test_a_finding_that_depends_on_the_order_of_the_walk_sends_it_to_the_whole_d
     assert any("Required list has not defined properties" in line for line in whole)
     assert parts == whole and walks == [None]
     # Without that check, the path item alone would miss the finding: the check is needed.
-    monkeypatch.setattr(validateparts, "_may_report_required", lambda data: False)
+    monkeypatch.setattr(validateparts, "_may_report_required", lambda data, holders=None: False)
     _, parts, walks = both_ways(tmp_path, base, unlink, monkeypatch)
     assert walks != [None] and parts != whole
 
@@ -355,6 +355,66 @@ def test_anything_that_may_be_such_a_finding_counts_as_one(schema: dict[str, Any
     loop = {"allOf": [{"$ref": "#/components/schemas/Loop"}]}
     document = {"components": {"schemas": {"Loop": loop, "S": schema}}}
     assert validateparts._may_report_required(document)
+
+
+_HOLDER_SCHEMAS = [
+    {"allOf": [{"$ref": "#/components/schemas/Base"}], "required": ["id"]},
+    {"allOf": [{"properties": {"id": {}}}], "required": ["name"]},
+    {"allOf": [{}], "anyOf": [{"properties": {"id": {}}}], "required": ["id"]},
+    {"allOf": [{"$ref": "#/components/schemas/Missing"}], "required": ["id"]},
+    {"properties": {"id": {}}, "required": ["id"]},  # no `allOf`: never asked about
+    {"allOf": [{"properties": {"id": {}}}]},  # no `required`: nor this
+]
+
+
+@pytest.mark.parametrize("schema", _HOLDER_SCHEMAS)
+def test_the_holders_a_parser_collects_give_the_answer_of_the_walk(schema: dict[str, Any]) -> None:
+    """`RequiredHolders`, as the parser's hook, spares the walk and changes no answer: the
+    schema inside a list, under a property and in a path item."""
+    document = {
+        "components": {"schemas": {"Base": {"properties": {"id": {}}}, "S": schema}},
+        "paths": {"/a": {"x-list": [{"nested": {"properties": {"deep": schema}}}]}},
+    }
+    holders = validateparts.RequiredHolders()
+    data = json.loads(json.dumps(document), object_hook=holders)
+    expected = validateparts._may_report_required(data)
+    assert validateparts._may_report_required(data, holders) == expected
+    assert len(holders) == (2 if "allOf" in schema and "required" in schema else 0)
+
+
+def test_the_second_process_finds_such_a_finding_by_what_its_parser_collected(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`findings_of_json_file` (a patched run's validation) sends a changed path item with a
+    schema whose finding depends on the walk's order to the whole document, as `findings`
+    does on a loaded document."""
+    base = _b_then_a(
+        {"type": "object", "properties": {"x": {"$ref": _A_SCHEMA}}},
+        {"type": "object", "properties": {"a": {}}},
+    )
+    before = load(tmp_path, base, "spec.json")
+    version = version_of(before)
+    found, shape = validate.findings(before, version)
+    assert found == [] and shape is not None
+    cache = StageCache(tmp_path / "cache")
+    cache.put(validate.SHAPE_STAGE, validate.shape_key(before, version), shape)
+    edited = copy.deepcopy(base)
+    _set_a_schema(
+        edited, {"type": "object", "allOf": [{"properties": {"a": {}}}], "required": ["b"]}
+    )
+    after = load(tmp_path, edited, "spec.json")
+    whole, _ = validate.findings(after, version_of(after))
+    walks = Walks(monkeypatch)
+    made = validate.findings_of_json_file(tmp_path / "spec.json", None, cache)
+    assert made is not None and rendered(made[2]) == rendered(whole)
+    assert walks.calls == [None]
+    # A description edited instead: the changed path item alone is walked.
+    described = copy.deepcopy(base)
+    described["paths"]["/a"]["get"]["description"] = "edited"
+    load(tmp_path, described, "spec.json")
+    walks.calls.clear()
+    made = validate.findings_of_json_file(tmp_path / "spec.json", None, cache)
+    assert made is not None and made[2] == [] and walks.calls == [["/a"]]
 
 
 def _clean_corpus_specs() -> list[str]:

@@ -117,13 +117,16 @@ def validate_document(
 
 
 def findings(
-    doc: RawDocument, version: SpecVersion, previous: Any = None
+    doc: RawDocument,
+    version: SpecVersion,
+    previous: Any = None,
+    holders: list[dict[str, Any]] | None = None,
 ) -> tuple[list[Diagnostic], dict[str, Any] | None]:
     """The strict-validation warnings for `doc` (what `validate_document` reports), and the
     document's shape (validateparts.py; None for a version validated whole). `previous`: the
     shape of the last document validated without findings; when only some path items differ
     from it, and validating those alone finds what the whole document would, only they are
-    validated."""
+    validated. `holders`: see `validateparts.changed_paths`."""
     # Imported here: openapi-spec-validator takes a tenth of a second to import, which a run
     # whose findings are cached, or made in the second process, does not need.
     from .strictcheck import report_findings
@@ -131,7 +134,7 @@ def findings(
 
     by_parts = (version.family, version.major, version.minor) in _BY_PARTS
     shape = document_shape(doc.data, finite=doc.finite) if by_parts else None
-    paths = changed_paths(previous, shape, doc.data) if by_parts else None
+    paths = changed_paths(previous, shape, doc.data, holders) if by_parts else None
     sink = DiagnosticSink()
     if paths is None or not report_findings(doc, version, sink, paths):
         sink = DiagnosticSink()  # the whole document (also when the validator failed)
@@ -153,9 +156,13 @@ def findings_of_json_file(
     """
     raw = path.read_bytes()
     digest = hashlib.sha256(raw).hexdigest()
-    # The quick load's parser without its hooks: the same data (orjson, a little quicker,
-    # reads an integer beyond 64 bits as a float).
-    data = json.loads(raw.decode("utf-8-sig"))
+    # The quick load's parser without its checks: the same data (orjson, a little quicker,
+    # reads an integer beyond 64 bits as a float); its one hook collects what by-parts
+    # validation asks about (imported here, as `findings` imports the module).
+    from .validateparts import RequiredHolders
+
+    holders = RequiredHolders()
+    data = json.loads(raw.decode("utf-8-sig"), object_hook=holders)
     if not isinstance(data, dict):
         return None
     doc = json_document(path, root, data)
@@ -163,7 +170,7 @@ def findings_of_json_file(
     if version is None:
         return None
     previous = cache.get(SHAPE_STAGE, shape_key(doc, version)) if cache is not None else None
-    found, shape = findings(doc, version, previous)
+    found, shape = findings(doc, version, previous, holders)
     return digest, version.text, found, shape
 
 
