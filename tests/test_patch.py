@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 import yaml
 
+from mcpmint import load as load_module
 from mcpmint import patch, pipeline, render, validate
 from mcpmint.background import Background
 from mcpmint.cache import CACHE_DIR, KEEP
@@ -1041,3 +1042,31 @@ def test_a_tool_with_an_integer_beyond_64_bits_in_its_schema_is_patched(tmp_path
     report, _ = generated(spec, out)
     assert report.patched
     assert tree_digest(out) == cold(data, tmp_path / "cold")
+
+
+def test_a_patched_run_reads_the_spec_by_the_index_the_previous_run_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The whole run keeps the index of the spec's text (textindex.py); the next run, whose
+    spec differs in one path item, checks that item alone, and writes what a whole run
+    writes; it keeps the new text's index for the run after it."""
+    data = load(PETSTORE)
+    spec = write(tmp_path / "a", data)
+    generated(spec, tmp_path / "a" / "out")
+    cache = patch.StageCache(tmp_path / "a" / "out" / CACHE_DIR)
+    key = patch.text_index_key(spec)
+    assert patch.TextIndex.from_json(cache.get(patch.INDEX_STAGE, key)) is not None
+    edited = copy.deepcopy(data)
+    _describe(edited)
+    expected = cold(edited, tmp_path / "b")
+    spec = write(tmp_path / "a", edited)
+
+    def checked_whole(*args: Any) -> Any:
+        raise AssertionError("the spec was checked whole")
+
+    monkeypatch.setattr(load_module, "_checked", checked_whole)
+    report, _ = generated(spec, tmp_path / "a" / "out")
+    assert report.patched is not None
+    assert tree_digest(tmp_path / "a" / "out") == expected
+    index = patch.TextIndex.from_json(patch.StageCache(cache.folder).get(patch.INDEX_STAGE, key))
+    assert index is not None and index.length == len(spec.read_text(encoding="utf-8"))

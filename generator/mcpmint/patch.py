@@ -95,6 +95,7 @@ from .render import (
 )
 from .resources import generator_identity
 from .schema import RefGraph, ref_targets
+from .textindex import TextIndex
 from .validate import (
     DOCUMENT_SHAPE_STAGE,
     FileFindings,
@@ -157,6 +158,16 @@ def record(
 def record_key(fingerprint: str) -> str:
     """The stage cache's key of the record of the run whose inputs had `fingerprint`."""
     return cache_key(STAGE, fingerprint)
+
+
+INDEX_STAGE = "textindex"
+
+
+def text_index_key(spec: Path) -> str:
+    """The stage cache's key of the index of the text last loaded from `spec` (as the loads
+    name it): one a spec, replaced by each load that makes one; a load checks the index
+    against the text it reads before using it (textindex.py)."""
+    return cache_key(INDEX_STAGE, {"file": spec.as_posix()})
 
 
 @dataclass
@@ -400,21 +411,27 @@ def _changed_tools(
     quiet = DiagnosticSink()
     # A JSON spec is read without the load's walk over every container (0.15 s on GitHub's):
     # the nesting is checked below, on the changed path items; the rest is the previous run's.
-    quick = load_json_quickly(spec, root=root)
+    # Read by the index of the text the previous load read, when it differs from that in
+    # path items only (textindex.py: the checks on those items alone).
+    index_key = text_index_key(spec)
+    previous_index = TextIndex.from_json(cache.get(INDEX_STAGE, index_key))
+    quick = load_json_quickly(spec, root=root, previous=previous_index)
     if quick is not None:
-        document, targets = quick.document, set(quick.refs)
+        document, pointing = quick.document, quick.into_paths
+        if quick.index is not None:
+            cache.put(INDEX_STAGE, index_key, quick.index.to_json())
     else:
         loaded = load_document(spec, quiet, root=root)
         if loaded is None or quiet.items:
             return None
-        document, targets = loaded, ref_targets(loaded.data)
+        document, pointing = loaded, refs.into_paths(ref_targets(loaded.data))
     # The sha256 of the spec the previous run read, and of the bytes this one loaded (those
     # the whole load read: as `_previous_record` found them just before).
     then, now = shas[0], quick.digest if quick is not None else shas[1]
     if now == then:  # the previous run's spec again, since `_previous_record` hashed it
         _hand_over(attempt, document, quick)
         return None
-    if len(document.files) != 1 or is_manifest(document.data) or _into_paths(targets):
+    if len(document.files) != 1 or is_manifest(document.data) or pointing:
         _hand_over(attempt, document, quick)
         return None
     version = detect_version(document, quiet)
@@ -505,19 +522,6 @@ def _hand_over(attempt: Attempt, document: RawDocument, quick: QuickLoad | None)
     what the whole load makes: a quick load's once the nesting of all of it is checked."""
     if quick is None or not too_deep(document.data, 0):
         attempt.document = document
-
-
-def _into_paths(targets: set[str]) -> bool:
-    """Whether a `$ref` of `targets` points into `#/paths` (or at the whole document): a
-    path item would then be part of a schema, and its edit a change to the rest."""
-    for target in targets:
-        try:
-            tokens = refs.split(target)
-        except refs.PointerError:
-            return True  # not a pointer this module reasons about
-        if tokens[:1] in ([], ["paths"]):
-            return True
-    return False
 
 
 def _changed_paths(before: Any, shape: Mapping[str, Any] | None) -> list[str] | None:

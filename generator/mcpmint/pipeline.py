@@ -37,8 +37,8 @@ from .lock import (
 from .models import PendingModels
 from .models import warm_up as warm_up_models
 from .openapi_resources import add_resource_templates
+from .patch import INDEX_STAGE, Attempt, patched, text_index_key
 from .patch import STAGE as PATCH_STAGE
-from .patch import Attempt, patched
 from .patch import record as patch_record
 from .patch import record_key as patch_key
 
@@ -221,6 +221,8 @@ def _build_source(
     attempt.document = document  # held with the attempt (`generate`'s `held`)
     _stop_on_errors(sink)
     assert document is not None
+    if cache is not None and document.text_index is not None:  # for a patched run's load
+        cache.put(INDEX_STAGE, text_index_key(document.files[0]), document.text_index.to_json())
     if source is not None and source.kind == "manifest" and not is_manifest(document.data):
         sink.error(
             source.location,

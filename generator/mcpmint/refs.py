@@ -6,7 +6,7 @@ inside the document, so this is all the resolution later stages need.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 # The root key under which `load` puts a placeholder for each `$ref` it could not resolve.
@@ -53,6 +53,21 @@ def resolve_pointer(document: Any, pointer: str) -> Any:
         else:
             raise PointerError(f"{pointer} does not exist (no {token!r})")
     return node
+
+
+def into_paths(targets: Iterable[str]) -> bool:
+    """Whether a `$ref` of `targets` points into `#/paths` (or at the whole document): a
+    path item would then be part of a schema, and its edit a change to the rest."""
+    from urllib.parse import unquote
+
+    for target in set(targets):  # a large spec holds a few distinct targets many times
+        body = target[1:] if target.startswith("#") else target
+        if body in ("", "/") or not body.startswith("/"):
+            return True  # the whole document, or not a pointer this module reasons about
+        # The first token (as `split` reads it): the others do not matter here.
+        if unescape_token(unquote(body[1:].split("/", 1)[0])) == "paths":
+            return True
+    return False
 
 
 def is_ref(node: Any) -> bool:
