@@ -2,19 +2,23 @@
 edited copy checks only the path items that changed (issue #8: a one-operation change in a
 1,000-operation spec).
 
-A load that checks everything (duplicate keys, NaN, every `$ref` local and resolving: the
-quick load, `load.load_json_quickly`, 0.1-0.2 s on GitHub's 10 MB) keeps a `TextIndex` of the
-text it read: the text cut into chunks, the part before the first member of `paths`, one chunk
-a member of `paths` (its key, value, comma and the white space after), the rest after the last
-member; and a digest of each chunk. The next load compares the new text with those chunks
-from the front and, shifted by the change in length, from the back (`changed_members`): when
-every chunk but some members of `paths` is there unchanged, the new text is the old one with
-those members replaced, so it is valid JSON with no duplicate key, NaN or foreign `$ref` as
-soon as the replaced members are (checked alone), and the standard parser may read it whole
-without the checks (about half the time). Anything else (a change outside `paths`, a text the
-index does not describe) is a miss, and the load checks everything as before.
+A load that checks everything (no duplicate key, NaN or infinity, every `$ref` local and
+resolving: the quick load, `load.load_json_quickly`, 0.2 s on GitHub's 10 MB, or the whole
+load, `load.load_document`) keeps a `TextIndex` of a text that passed: the text cut into
+chunks (the part before the first member of `paths`; one chunk a member of `paths`, its key,
+value, comma and the white space after; the rest after the last member's value) and a digest
+of each. The next load compares its text with those chunks from the front and, shifted by the
+change in length, from the back (`changed_members`). When only some members of `paths` differ,
+the new text is the old one with a run of members replaced: the parser reaches the replaced
+run in the state the old text had there (same bytes before it) and, when the run parses as
+members followed by a comma (or, at the end, by nothing), leaves it in the state the old text
+had at the next unchanged member (same bytes after it). So the whole text is valid JSON, and
+passes every check, as soon as the replaced members do, checked alone, and none of their keys
+is an unchanged member's; the standard parser then reads the whole text without the checks'
+hooks (0.09 against 0.22 s on GitHub's). Anything else (a change outside the members of
+`paths`, an index of another text) is a miss, and the load checks everything as before.
 
-Chunks are cut and compared as text (str offsets), digests are the sha256 of their UTF-8.
+Chunks are cut and compared as text (str offsets); digests are the sha256 of their UTF-8.
 """
 
 from __future__ import annotations
@@ -211,6 +215,8 @@ def changed_members(text: str, index: TextIndex) -> MemberRange | None:
         first += 1
     if first == chunks:
         return None  # the same text
+    if first == 0:
+        return None  # the part before `paths`' members differs
     last = chunks - 1
     while (
         last > first
@@ -218,6 +224,6 @@ def changed_members(text: str, index: TextIndex) -> MemberRange | None:
         and _digest(text[bounds[last] + shift : bounds[last + 1] + shift]) == digests[last]
     ):
         last -= 1
-    if first == 0 or last == chunks - 1:
-        return None  # the part before `paths`' members, or after them, differs
+    if last == chunks - 1:
+        return None  # the part after `paths`' members differs
     return MemberRange(first, last, bounds[first], bounds[last + 1] + shift, shift)
