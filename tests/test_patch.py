@@ -20,7 +20,7 @@ import pytest
 import yaml
 
 from mcpmint import load as load_module
-from mcpmint import patch, pipeline, render, validate
+from mcpmint import patch, pipeline, render, validate, validateparts
 from mcpmint.background import Background
 from mcpmint.cache import CACHE_DIR, KEEP
 from mcpmint.config import load_config
@@ -1065,8 +1065,36 @@ def test_a_patched_run_reads_the_spec_by_the_index_the_previous_run_kept(
         raise AssertionError("the spec was checked whole")
 
     monkeypatch.setattr(load_module, "_checked", checked_whole)
+    # The new document's shape is the previous one's with the changed path item digested.
+    monkeypatch.setattr(patch, "document_shape", checked_whole)
     report, _ = generated(spec, tmp_path / "a" / "out")
     assert report.patched is not None
     assert tree_digest(tmp_path / "a" / "out") == expected
-    index = patch.TextIndex.from_json(patch.StageCache(cache.folder).get(patch.INDEX_STAGE, key))
+    after = patch.StageCache(cache.folder)
+    index = patch.TextIndex.from_json(after.get(patch.INDEX_STAGE, key))
     assert index is not None and index.length == len(spec.read_text(encoding="utf-8"))
+    digest = hashlib.sha256(spec.read_bytes()).hexdigest()
+    assert index.sha256 == digest
+    shape = after.get(validate.DOCUMENT_SHAPE_STAGE, validate.document_shape_key(spec, digest))
+    assert shape == validateparts.document_shape(load(spec), finite=True)
+
+
+def test_a_shape_is_made_from_the_previous_one_only_for_the_text_that_one_is_of(
+    tmp_path: Path,
+) -> None:
+    data = load(PETSTORE)
+    spec = write(tmp_path, data)
+    first = load_module.load_json_quickly(spec)
+    assert first is not None and first.index is not None
+    before = validateparts.document_shape(first.document.data, finite=True)
+    edited = copy.deepcopy(data)
+    _describe(edited)
+    spec = write(tmp_path, edited)
+    quick = load_module.load_json_quickly(spec, previous=first.index)
+    assert quick is not None and quick.replaced is not None
+    whole = validateparts.document_shape(quick.document.data, finite=True)
+    made = patch._shape_by_index(quick.document, quick, first.index, before, first.digest)
+    assert made == whole and made != before
+    # Of another text (another sha256), or with no shape before it: digested whole.
+    assert patch._shape_by_index(quick.document, quick, first.index, before, "0" * 64) is None
+    assert patch._shape_by_index(quick.document, quick, first.index, None, first.digest) is None

@@ -114,7 +114,7 @@ def test_a_change_outside_the_members_of_paths_is_checked_whole(
     index = indexed(tmp_path, text_of(BASE))
     text = text_of(edited(change))
     assert changed_members(text, index) is None
-    assert load._by_index(text, index) is None
+    assert load._by_index(text, index, "") is None
 
 
 @pytest.mark.parametrize(
@@ -138,7 +138,7 @@ def test_what_the_whole_check_refuses_in_a_changed_member_is_refused_by_the_inde
     assert old in text
     spec = tmp_path / "spec.json"
     spec.write_text(text.replace(old, new, 1), encoding="utf-8")
-    assert load._by_index(spec.read_text("utf-8"), index) is None
+    assert load._by_index(spec.read_text("utf-8"), index, "") is None
     assert load_json_quickly(spec, previous=index) is None  # nor the whole check
 
 
@@ -148,13 +148,13 @@ def test_a_ref_into_paths_is_said_and_never_read_by_the_index(tmp_path: Path) ->
     index = indexed(tmp_path, text_of(BASE))
     spec = tmp_path / "spec.json"
     spec.write_text(text_of(document), encoding="utf-8")
-    assert load._by_index(spec.read_text("utf-8"), index) is None
+    assert load._by_index(spec.read_text("utf-8"), index, "") is None
     quick = load_json_quickly(spec, previous=index)
     assert quick is not None and quick.into_paths and quick.index is not None
     assert quick.index.into_paths
     # Its index is then never used: the next edit, inside a member, is checked whole.
     spec.write_text(text_of(document).replace('"changed', '"edited'), encoding="utf-8")
-    assert load._by_index(spec.read_text("utf-8"), quick.index) is None
+    assert load._by_index(spec.read_text("utf-8"), quick.index, "") is None
 
 
 def test_the_whole_load_keeps_the_quick_loads_index_of_a_text_that_passes_its_checks(

@@ -25,7 +25,7 @@ import posixpath
 import re
 import stat
 from collections import deque
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -40,7 +40,14 @@ from .refs import (
     resolve_pointer,
     split,
 )
-from .textindex import TextIndex, changed_members, decode_indexed, index_of, object_members
+from .textindex import (
+    MemberRange,
+    TextIndex,
+    changed_members,
+    decode_indexed,
+    index_of,
+    object_members,
+)
 
 MOUNT_KEY = "x-mcpmint-files"
 # A `$ref` that cannot be resolved points under UNRESOLVED_KEY instead (see
@@ -169,6 +176,8 @@ class QuickLoad:
     digest: str  # the sha256 of the bytes read
     into_paths: bool  # some `$ref` points into `#/paths` or is `#` (refs.into_paths)
     index: TextIndex | None = None  # of the text read (textindex.py), for the next load
+    # Read by the previous text's index (`previous`): the members of `paths` it replaced.
+    replaced: MemberRange | None = None
 
 
 class _Checks:
@@ -269,22 +278,22 @@ def load_json_quickly(
     # are enough to tell (tabs and returns, rare, would only make the bound looser).
     dense = len(text) - text.count(" ") - text.count("\n")
     counting = dense >= 2 * limits.max_nodes  # at most (dense + 1) / 2 values
-    made: tuple[dict[str, Any], set[str], TextIndex | None] | None = None
+    digest = hashlib.sha256(raw).hexdigest()  # in memory: the file is not read again for it
+    made: tuple[dict[str, Any], set[str], TextIndex | None, MemberRange | None] | None = None
     if previous is not None and not counting:
-        made = _by_index(text, previous)
+        made = _by_index(text, previous, digest)
     if made is None:
-        made = _checked(text, counting, limits)
+        made = _checked(text, counting, limits, digest)
     if made is None:
         return None
-    data, refs, index = made
-    digest = hashlib.sha256(raw).hexdigest()  # in memory: the file is not read again for it
+    data, refs, index, replaced = made
     document = json_document(path, root, data)
-    return QuickLoad(document, frozenset(refs), digest, into_paths(refs), index)
+    return QuickLoad(document, frozenset(refs), digest, into_paths(refs), index, replaced)
 
 
 def _checked(
-    text: str, counting: bool, limits: Limits
-) -> tuple[dict[str, Any], set[str], TextIndex | None] | None:
+    text: str, counting: bool, limits: Limits, sha256: str
+) -> tuple[dict[str, Any], set[str], TextIndex | None, None] | None:
     """The data of `text`, its `$ref`s and its index, every check made on the way."""
     checks = _Checks(counting)
     try:
@@ -304,14 +313,17 @@ def _checked(
         or not checks.resolving(data)
     ):
         return None
-    index = index_of(text, members, into_paths(checks.refs)) if members else None
-    return data, checks.refs, index
+    index = index_of(text, members, into_paths(checks.refs), sha256) if members else None
+    return data, checks.refs, index, None
 
 
-def _by_index(text: str, previous: TextIndex) -> tuple[dict[str, Any], set[str], TextIndex] | None:
+def _by_index(
+    text: str, previous: TextIndex, sha256: str
+) -> tuple[dict[str, Any], set[str], TextIndex, MemberRange] | None:
     """The data of `text`, the `$ref`s of the members of `paths` that differ from the text
-    of `previous`, and the new index, when nothing else differs and those members pass the
-    checks (then so does the whole text: textindex.py); None otherwise."""
+    of `previous`, the new index and the members replaced, when nothing else differs and
+    those members pass the checks (then so does the whole text: textindex.py); None
+    otherwise."""
     if previous.into_paths:
         return None  # a path item is part of a schema: an edit of one is one of the rest
     changed = changed_members(text, previous)
@@ -345,7 +357,7 @@ def _by_index(text: str, previous: TextIndex) -> tuple[dict[str, Any], set[str],
         *(changed.start + start - 1 for start in starts),
         *(bound + changed.shift for bound in bounds[changed.last + 1 :]),
     ]
-    return data, checks.refs, index_of(text, new_bounds[1:-1], False)
+    return data, checks.refs, index_of(text, new_bounds[1:-1], False, sha256), changed
 
 
 def json_document(path: Path, root: Path | None, data: dict[str, Any]) -> RawDocument:
@@ -528,7 +540,8 @@ class _Bundler:
         self.bytes_read += len(raw)
         text = _decode(raw, display)
         refs: list[tuple[dict[str, Any], _Place]] = []
-        indexed = referrer is None  # the entry file's text is indexed, when it is JSON
+        # The entry file's text is indexed when it is JSON, with the sha256 of its bytes.
+        indexed = (lambda: hashlib.sha256(raw).hexdigest()) if referrer is None else None
         if real.lower().endswith(".json"):
             return (*_parse_json(text, display, self.limits, self.sink, refs, indexed), refs)
         if text.lstrip().startswith("{"):
@@ -716,11 +729,12 @@ def _parse_json(
     limits: Limits,
     sink: DiagnosticSink,
     refs: list[tuple[dict[str, Any], _Place]] | None = None,
-    indexed: bool = False,
+    indexed: Callable[[], str] | None = None,
 ) -> tuple[Any, _Source]:
     """The data of JSON `text` and its source; `refs`, when given, receives the objects that
     hold a string `$ref`, with their places, in document order. `indexed`: the source keeps
-    the text's index (textindex.py) when the text passes the quick load's checks."""
+    the text's index (textindex.py) when the text passes the quick load's checks, with the
+    sha256 of its bytes that `indexed` gives."""
     duplicates: dict[int, list[str]] = {}
     finite = True
 
@@ -746,7 +760,7 @@ def _parse_json(
     )
     members: list[int] | None = None
     try:
-        walked = decode_indexed(text, decoder) if indexed else None
+        walked = decode_indexed(text, decoder) if indexed is not None else None
         if walked is None:  # the standard parser alone, with hooks of a fresh state
             duplicates.clear()
             finite = True
@@ -764,9 +778,9 @@ def _parse_json(
         raise _Refused(f"{display}:{where}", _depth_message(limits), _DEPTH_HINT) from None
     source = _Source(display, None, finite)
     _check_json(data, limits, duplicates, source, sink, refs)
-    if members and finite and not duplicates and refs is not None:
+    if members and finite and not duplicates and refs is not None and indexed is not None:
         pointing = into_paths(holder["$ref"] for holder, _ in refs)
-        source = replace(source, index=index_of(text, members, pointing))
+        source = replace(source, index=index_of(text, members, pointing, indexed()))
     return data, source
 
 

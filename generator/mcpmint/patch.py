@@ -106,7 +106,7 @@ from .validate import (
     findings_of_json_file,
     validate_document,
 )
-from .validateparts import document_shape
+from .validateparts import document_shape, shape_with
 from .write import (
     MANIFEST,
     WriteReport,
@@ -457,7 +457,9 @@ def _changed_tools(
     # The shape of the document the previous run read (validateparts.document_shape, kept by
     # the validation that read it: the validation of this one may keep this one's next).
     before = cache.get(DOCUMENT_SHAPE_STAGE, document_shape_key(document.files[0], then))
-    shape = document_shape(document.data, finite=document.finite)
+    shape = _shape_by_index(document, quick, previous_index, before, then)
+    if shape is None:
+        shape = document_shape(document.data, finite=document.finite)
     if shape is not None:  # for the next run (validation keeps it too, unless cached)
         cache.put(DOCUMENT_SHAPE_STAGE, document_shape_key(document.files[0], now), shape)
     changed = _changed_paths(before, shape)
@@ -498,6 +500,35 @@ def _changed_tools(
 # A JSON spec this large (some hundreds of path items: validate.BACKGROUND_MIN_PATHS) is
 # validated in the second process from the patch's start.
 _BEGIN_MIN_BYTES = 1_000_000
+
+
+def _shape_by_index(
+    document: RawDocument,
+    quick: QuickLoad | None,
+    index: TextIndex | None,
+    before: Any,
+    then: str,
+) -> dict[str, Any] | None:
+    """The document's shape made from `before`, the shape of the previous run's spec (whose
+    sha256 is `then`), when the load read the document by the index of that very text
+    (`QuickLoad.replaced`): everything but the replaced path items is that text's, so only
+    those are digested (GitHub: 0.02-0.03 s less). None otherwise, or when path items were
+    added, removed or renamed: `document_shape` then digests all of it."""
+    if quick is None or quick.replaced is None or index is None or not index.sha256:
+        return None
+    if index.sha256 != then or not isinstance(before, dict):
+        return None
+    old = before.get("paths")
+    if not isinstance(old, dict) or len(old) != index.members or "rest" not in before:
+        return None
+    replaced, paths = quick.replaced, document.data["paths"]
+    first, count = replaced.first - 1, replaced.last - replaced.first + 1
+    if len(paths) != len(old):
+        return None
+    keys = list(paths)[first : first + count]
+    if keys != list(old)[first : first + count]:
+        return None
+    return shape_with(before, paths, keys)
 
 
 def _begin_findings(

@@ -58,13 +58,24 @@ class TextIndex:
     bounds: tuple[int, ...]
     digests: tuple[str, ...]
     into_paths: bool
+    sha256: str = ""  # of the bytes the text was decoded from ("": not known)
 
     @property
     def length(self) -> int:
         return self.bounds[-1]
 
+    @property
+    def members(self) -> int:
+        """How many members `paths` had."""
+        return len(self.digests) - 2
+
     def to_json(self) -> dict[str, Any]:
-        return {"bounds": list(self.bounds), "digests": list(self.digests), "into": self.into_paths}
+        return {
+            "bounds": list(self.bounds),
+            "digests": list(self.digests),
+            "into": self.into_paths,
+            "sha256": self.sha256,
+        }
 
     @classmethod
     def from_json(cls, value: Any) -> TextIndex | None:
@@ -82,19 +93,21 @@ class TextIndex:
             return None
         if not all(isinstance(d, str) for d in digests) or not isinstance(value.get("into"), bool):
             return None
-        return cls(tuple(bounds), tuple(digests), value["into"])
+        sha256 = value.get("sha256")
+        sha256 = sha256 if isinstance(sha256, str) else ""
+        return cls(tuple(bounds), tuple(digests), value["into"], sha256)
 
 
 def _digest(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def index_of(text: str, members: list[int], into_paths: bool) -> TextIndex:
-    """The index of `text`, the bounds of whose `paths` members are `members`
-    (`decode_indexed`)."""
+def index_of(text: str, members: list[int], into_paths: bool, sha256: str = "") -> TextIndex:
+    """The index of `text` (decoded from bytes whose sha256 is `sha256`), the bounds of whose
+    `paths` members are `members` (`decode_indexed`)."""
     bounds = (0, *members, len(text))
     digests = tuple(_digest(text[a:b]) for a, b in itertools.pairwise(bounds))
-    return TextIndex(bounds, digests, into_paths)
+    return TextIndex(bounds, digests, into_paths, sha256)
 
 
 def decode_indexed(text: str, decoder: json.JSONDecoder) -> tuple[Any, list[int] | None] | None:

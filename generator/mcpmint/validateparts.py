@@ -35,7 +35,7 @@ import orjson
 
 from . import refs
 
-__all__ = ["OPERATIONS", "RequiredHolders", "changed_paths", "document_shape"]
+__all__ = ["OPERATIONS", "RequiredHolders", "changed_paths", "document_shape", "shape_with"]
 
 # The keys of a path item that the library validates as operations (3.0 and 3.1).
 OPERATIONS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
@@ -55,6 +55,19 @@ def document_shape(data: Any, *, finite: bool) -> dict[str, Any] | None:
     except (TypeError, ValueError):
         return None
     return {"rest": rest, "paths": paths}
+
+
+def shape_with(
+    before: Mapping[str, Any], paths: Mapping[str, Any], changed: list[str]
+) -> dict[str, Any] | None:
+    """The shape of the document whose shape is `before` with its path items `changed`
+    replaced by those of `paths` (the new document's path items; no path item added or
+    removed); None when one holds what JSON cannot carry exactly (as `document_shape`)."""
+    try:
+        digests = {path: _digest(paths[path]) for path in changed}
+    except (TypeError, ValueError):
+        return None
+    return {"rest": before["rest"], "paths": {**before["paths"], **digests}}
 
 
 def _digest(value: Any) -> str:
