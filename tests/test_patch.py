@@ -1098,3 +1098,42 @@ def test_a_shape_is_made_from_the_previous_one_only_for_the_text_that_one_is_of(
     # Of another text (another sha256), or with no shape before it: digested whole.
     assert patch._shape_by_index(quick.document, quick, first.index, before, "0" * 64) is None
     assert patch._shape_by_index(quick.document, quick, first.index, None, first.digest) is None
+
+
+def test_a_patched_run_reads_only_the_changed_path_items_and_validates_the_whole_spec(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With the validation in the second process, the patch reads the changed path items and
+    the components they reach only (load.QuickLoad.partial), and writes a whole run's bytes;
+    findings made here instead (the second process's were of other bytes) are the whole
+    spec's: a finding in a path item the edit left alone is still reported."""
+    monkeypatch.setattr(patch, "_BEGIN_MIN_BYTES", 0)
+    original = patch.findings_of_json_file
+
+    def of_other_bytes(*args: Any) -> Any:
+        made = original(*args)
+        return ("0" * 64, made[1], [], made[3]) if made is not None else None
+
+    monkeypatch.setattr(patch, "findings_of_json_file", of_other_bytes)
+    loads: list[bool] = []
+    quickly = patch.load_json_quickly
+
+    def spying(*args: Any, **kwargs: Any) -> Any:
+        quick = quickly(*args, **kwargs)
+        loads.append(quick is not None and quick.partial)
+        return quick
+
+    monkeypatch.setattr(patch, "load_json_quickly", spying)
+    data = load(PETSTORE)
+    data["paths"]["/pets"]["get"]["responses"]["200"]["x_oops"] = 1  # a finding, left alone
+    spec = write(tmp_path / "patched", data)
+    generated(spec, tmp_path / "patched" / "out")
+    data["paths"]["/pets/{petId}"]["get"]["description"] = "Edited."
+    write(tmp_path / "patched", data)
+    patched, patched_sink = generated(spec, tmp_path / "patched" / "out")
+    whole, whole_sink = generated(write(tmp_path / "whole", data), tmp_path / "whole" / "out")
+    assert patched.patched is not None and whole.patched is None
+    assert loads == [True] or threading.active_count() > 1  # (forked only when alone)
+    shown = _validation_warnings(patched_sink, "patched")
+    assert shown == _validation_warnings(whole_sink, "whole") != []
+    assert tree_digest(tmp_path / "patched" / "out") == tree_digest(tmp_path / "whole" / "out")

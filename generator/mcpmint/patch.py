@@ -387,11 +387,12 @@ class _Change:
     """The changed path items' tools, built from the rest of the document and them."""
 
     server: ir.Server  # the changed path items' tools only
-    document: RawDocument  # the whole new document
+    document: RawDocument  # the new document (only in part: `QuickLoad.partial`)
     changed: frozenset[str]  # the changed path items' paths
     reported: DiagnosticSink  # what building the tools reported
     graph: RefGraph  # the reference graph the tools were built with
     digest: str  # the sha256 of the spec's bytes the document was made of
+    paths: tuple[str, ...]  # every path item's path, in the document's order
 
 
 def _changed_tools(
@@ -413,9 +414,13 @@ def _changed_tools(
     # the nesting is checked below, on the changed path items; the rest is the previous run's.
     # Read by the index of the text the previous load read, when it differs from that in
     # path items only (textindex.py: the checks on those items alone).
+    # Only the changed path items and what they reach, even (`QuickLoad.partial`), when
+    # nothing here needs the rest: the validation is the second process's (which reads all
+    # of it), and the reference graph's cycles are the previous run's.
     index_key = text_index_key(spec)
     previous_index = TextIndex.from_json(cache.get(INDEX_STAGE, index_key))
-    quick = load_json_quickly(spec, root=root, previous=previous_index)
+    partly = attempt.begun is not None and isinstance(previous.get("graph"), dict)
+    quick = load_json_quickly(spec, root=root, previous=previous_index, partly=partly)
     if quick is not None:
         document, pointing = quick.document, quick.into_paths
         if quick.index is not None:
@@ -453,11 +458,14 @@ def _changed_tools(
         deferred=attempt.validation.pending,
         digests=[now],
         begun=begun,
+        whole=quick.whole if quick is not None else None,
     )
     # The shape of the document the previous run read (validateparts.document_shape, kept by
     # the validation that read it: the validation of this one may keep this one's next).
     before = cache.get(DOCUMENT_SHAPE_STAGE, document_shape_key(document.files[0], then))
     shape = _shape_by_index(document, quick, previous_index, before, then)
+    if shape is None and quick is not None and quick.partial:
+        return None  # (the pipeline loads the spec again: a partial document is never its)
     if shape is None:
         shape = document_shape(document.data, finite=document.finite)
     if shape is not None:  # for the next run (validation keeps it too, unless cached)
@@ -469,7 +477,8 @@ def _changed_tools(
         return None  # no shape kept, or a change outside the path items, or one added
     if quick is not None and any(too_deep(paths[path], 2) for path in changed):
         return None  # the pipeline's load says where
-    attempt.document = document  # the rest's nesting is the previous run's, checked by it
+    if quick is None or not quick.partial:
+        attempt.document = document  # the rest's nesting is the previous run's, checked by it
     part = replace(document, data={**document.data, "paths": {p: paths[p] for p in changed}})
     build_options = BuildOptions(namespace=options.namespace)
     if config is not None:
@@ -494,7 +503,9 @@ def _changed_tools(
     new = {tool.source: (tool.name, tool.operation_id) for tool in server.tools}
     if old != new:
         return None
-    return _Change(server, document, frozenset(changed), built, graph, now)
+    assert shape is not None  # (`_changed_paths` found the changed ones in it)
+    order = tuple(shape["paths"])
+    return _Change(server, document, frozenset(changed), built, graph, now, order)
 
 
 # A JSON spec this large (some hundreds of path items: validate.BACKGROUND_MIN_PATHS) is
@@ -521,14 +532,11 @@ def _shape_by_index(
     old = before.get("paths")
     if not isinstance(old, dict) or len(old) != index.members or "rest" not in before:
         return None
-    replaced, paths = quick.replaced, document.data["paths"]
-    first, count = replaced.first - 1, replaced.last - replaced.first + 1
-    if len(paths) != len(old):
-        return None
-    keys = list(paths)[first : first + count]
-    if keys != list(old)[first : first + count]:
-        return None
-    return shape_with(before, paths, keys)
+    if quick.index is None or list(quick.index.keys) != list(old):
+        return None  # path items added, removed, renamed or moved
+    replaced = quick.replaced
+    keys = list(quick.index.keys[replaced.first - 1 : replaced.last])
+    return shape_with(before, document.data["paths"], keys)
 
 
 def _begin_findings(
@@ -550,8 +558,9 @@ def _begin_findings(
 
 def _hand_over(attempt: Attempt, document: RawDocument, quick: QuickLoad | None) -> None:
     """Leaves `document` for the pipeline (which would load it again otherwise) when it is
-    what the whole load makes: a quick load's once the nesting of all of it is checked."""
-    if quick is None or not too_deep(document.data, 0):
+    what the whole load makes: a quick load's once the nesting of all of it is checked (and
+    never a partial one)."""
+    if quick is None or (not quick.partial and not too_deep(document.data, 0)):
         attempt.document = document
 
 
@@ -588,17 +597,17 @@ def _overrides_of(options: BuildOptions, data: Mapping[str, Any]) -> tuple[Any, 
 def _with_every_cut(change: _Change, previous: Mapping[str, Any]) -> list[str]:
     """Every operation whose output schema is cut ("METHOD /path", in document order), and
     the build's warning about them counting every tool's, not the changed ones' only."""
-    paths = change.document.data["paths"]
-    keys = [
-        f"{method.upper()} {path}"
-        for path, item in paths.items()
-        for method in HTTP_METHODS
-        if isinstance(item, Mapping) and method in item
-    ]
-    order = {key: index for index, key in enumerate(keys)}
-    rebuilt = {key for key in order if key.split(" ", 1)[1] in change.changed}
-    cut = {*(key for key in previous["cut"] if key not in rebuilt), *change.server.cut_outputs}
-    every = sorted(cut, key=lambda key: order.get(key, len(order)))
+    # In the document's order: by path item, then as HTTP_METHODS lists the methods (every
+    # key names an operation there: those of the changed items are this build's).
+    paths = {path: index for index, path in enumerate(change.paths)}
+    methods = {method.upper(): index for index, method in enumerate(HTTP_METHODS)}
+
+    def place(key: str) -> tuple[int, int]:
+        method, _, path = key.partition(" ")
+        return paths.get(path, len(paths)), methods.get(method, len(methods))
+
+    kept = (key for key in previous["cut"] if key.split(" ", 1)[1] not in change.changed)
+    every = sorted({*kept, *change.server.cut_outputs}, key=place)
     where = change.document.locate("#/paths")
     items = change.reported.items
     if change.server.cut_outputs:  # the build's own warning, about the changed tools only

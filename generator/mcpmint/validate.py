@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -71,6 +72,7 @@ def validate_document(
     deferred: list[PendingFindings] | None = None,
     digests: list[str] | None = None,
     begun: Background[FileFindings | None] | None = None,
+    whole: Callable[[], RawDocument] | None = None,
 ) -> SpecVersion | None:
     """Detect the OpenAPI/Swagger version of `doc` and report validation findings.
 
@@ -88,6 +90,8 @@ def validate_document(
         begun: `findings_of_json_file` of `doc`'s one file, begun in the second process
             before `doc` was loaded (patch.py): its findings are taken when they are of the
             same bytes and version; it is stopped when the findings are cached.
+        whole: the whole document, when `doc` holds only part of it (a partial load:
+            patch.py): what findings are made of here when `begun`'s are not taken.
 
     Returns:
         The version, or None if the document is not a supported OpenAPI/Swagger document.
@@ -108,7 +112,7 @@ def validate_document(
             begun.cancel()
         sink.extend(found)
         return version
-    pending = PendingFindings(doc, version, sink, cache, key, previous, digests, begun)
+    pending = PendingFindings(doc, version, sink, cache, key, previous, digests, begun, whole)
     if deferred is not None and pending.start():
         deferred.append(pending)
     else:
@@ -187,11 +191,12 @@ class PendingFindings:
         previous: Any = None,
         digests: list[str] | None = None,
         begun: Background[FileFindings | None] | None = None,
+        whole: Callable[[], RawDocument] | None = None,
     ) -> None:
         """`digests`: the sha256 of each of `doc`'s files (the findings' key is made of them);
-        `begun`: see `validate_document`."""
+        `begun`, `whole`: see `validate_document`."""
         self.doc, self.version, self.sink, self.cache, self.key = doc, version, sink, cache, key
-        self.previous, self.digests, self.begun = previous, digests, begun
+        self.previous, self.digests, self.begun, self.whole = previous, digests, begun, whole
         self.index = len(sink.items)  # where the warnings go, as if reported right now
         self._background: Background[tuple[list[Diagnostic], dict[str, Any] | None]] | None = None
 
@@ -199,9 +204,10 @@ class PendingFindings:
         """Fork a worker when it pays and is safe; False means "run it in `join`"."""
         if self.begun is not None:
             return True  # begun already
-        paths = self.doc.data.get("paths")
+        doc = self.whole() if self.whole is not None else self.doc
+        paths = doc.data.get("paths")
         big = isinstance(paths, dict) and len(paths) >= BACKGROUND_MIN_PATHS
-        doc, version, previous = self.doc, self.version, self.previous
+        version, previous = self.version, self.previous
         self._background = Background(lambda: findings(doc, version, previous), worth_it=big)
         return self._background.forked
 
@@ -218,7 +224,8 @@ class PendingFindings:
         elif self._background is not None:
             found, shape = self._background.result()
         else:
-            found, shape = findings(self.doc, self.version, self.previous)
+            doc = self.whole() if self.whole is not None else self.doc
+            found, shape = findings(doc, self.version, self.previous)
         self._background = None
         self.sink.items[self.index : self.index] = found
         if self.cache is not None:
