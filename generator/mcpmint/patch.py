@@ -412,11 +412,10 @@ def _changed_tools(
     quiet = DiagnosticSink()
     # A JSON spec is read without the load's walk over every container (0.15 s on GitHub's):
     # the nesting is checked below, on the changed path items; the rest is the previous run's.
-    # Read by the index of the text the previous load read, when it differs from that in
-    # path items only (textindex.py: the checks on those items alone).
-    # Only the changed path items and what they reach, even (`QuickLoad.partial`), when
-    # nothing here needs the rest: the validation is the second process's (which reads all
-    # of it), and the reference graph's cycles are the previous run's.
+    # When it differs from the text the previous load read in path items only, those alone
+    # are checked (textindex.py); and only they and what they reach are read
+    # (`QuickLoad.partial`) when nothing here needs the rest: the validation is the second
+    # process's (which reads all of it), the reference graph's cycles the previous run's.
     index_key = text_index_key(spec)
     previous_index = TextIndex.from_json(cache.get(INDEX_STAGE, index_key))
     partly = attempt.begun is not None and isinstance(previous.get("graph"), dict)
