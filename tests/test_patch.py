@@ -1137,3 +1137,31 @@ def test_a_patched_run_reads_only_the_changed_path_items_and_validates_the_whole
     shown = _validation_warnings(patched_sink, "patched")
     assert shown == _validation_warnings(whole_sink, "whole") != []
     assert tree_digest(tmp_path / "patched" / "out") == tree_digest(tmp_path / "whole" / "out")
+
+
+def test_a_patch_that_falls_back_after_a_partial_read_leaves_the_pipeline_the_whole_spec(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A new operation in a path item is read partly (the item changed, nothing else) and then
+    found to add a tool, which a patch does not make: the pipeline builds from the whole spec,
+    never from the patch's partial document, and writes a cold run's bytes."""
+    monkeypatch.setattr(patch, "_BEGIN_MIN_BYTES", 0)
+    loads: list[bool] = []
+    quickly = patch.load_json_quickly
+
+    def spying(*args: Any, **kwargs: Any) -> Any:
+        quick = quickly(*args, **kwargs)
+        loads.append(quick is not None and quick.partial)
+        return quick
+
+    monkeypatch.setattr(patch, "load_json_quickly", spying)
+    data = load(PETSTORE)
+    spec = write(tmp_path / "a", data)
+    generated(spec, tmp_path / "a" / "out")
+    edited = copy.deepcopy(data)
+    _add_operation(edited)
+    write(tmp_path / "a", edited)
+    report, _ = generated(spec, tmp_path / "a" / "out")
+    assert report.patched is None
+    assert loads == [threading.active_count() == 1]  # read partly (when it could fork)
+    assert tree_digest(tmp_path / "a" / "out") == cold(edited, tmp_path / "b")
