@@ -406,6 +406,32 @@ def _joined(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
     return begun
 
 
+def _findings_of_other_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The second process's findings come back as made of other bytes (and with no finding):
+    the patch must not take them, and makes them itself."""
+    original = patch.findings_of_json_file
+
+    def of_other_bytes(*args: Any) -> Any:
+        made = original(*args)
+        return ("0" * 64, made[1], [], made[3]) if made is not None else None
+
+    monkeypatch.setattr(patch, "findings_of_json_file", of_other_bytes)
+
+
+def _partial_reads(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """Whether each of the patch's loads read the spec partly (load.QuickLoad.partial)."""
+    loads: list[bool] = []
+    quickly = patch.load_json_quickly
+
+    def spying(*args: Any, **kwargs: Any) -> Any:
+        quick = quickly(*args, **kwargs)
+        loads.append(quick is not None and quick.partial)
+        return quick
+
+    monkeypatch.setattr(patch, "load_json_quickly", spying)
+    return loads
+
+
 @pytest.mark.parametrize(
     "how", ["begun before the load", "begun after it", "begun, of other bytes"]
 )
@@ -417,13 +443,7 @@ def test_a_patched_run_validates_the_new_spec_as_a_whole_run_does(
     # made of the bytes the patch read (else they are made again here).
     monkeypatch.setattr(patch, "_BEGIN_MIN_BYTES", 10**12 if how == "begun after it" else 0)
     if how == "begun, of other bytes":
-        original = patch.findings_of_json_file
-
-        def of_other_bytes(*args: Any) -> Any:  # and with no finding
-            made = original(*args)
-            return ("0" * 64, made[1], [], made[3]) if made is not None else None
-
-        monkeypatch.setattr(patch, "findings_of_json_file", of_other_bytes)
+        _findings_of_other_bytes(monkeypatch)
     data = load(PETSTORE)
     data["paths"]["/pets"]["get"]["responses"]["200"]["x_oops"] = 1  # a finding
     spec = write(tmp_path / "patched", data)
@@ -1108,22 +1128,8 @@ def test_a_patched_run_reads_only_the_changed_path_items_and_validates_the_whole
     findings made here instead (the second process's were of other bytes) are the whole
     spec's: a finding in a path item the edit left alone is still reported."""
     monkeypatch.setattr(patch, "_BEGIN_MIN_BYTES", 0)
-    original = patch.findings_of_json_file
-
-    def of_other_bytes(*args: Any) -> Any:
-        made = original(*args)
-        return ("0" * 64, made[1], [], made[3]) if made is not None else None
-
-    monkeypatch.setattr(patch, "findings_of_json_file", of_other_bytes)
-    loads: list[bool] = []
-    quickly = patch.load_json_quickly
-
-    def spying(*args: Any, **kwargs: Any) -> Any:
-        quick = quickly(*args, **kwargs)
-        loads.append(quick is not None and quick.partial)
-        return quick
-
-    monkeypatch.setattr(patch, "load_json_quickly", spying)
+    _findings_of_other_bytes(monkeypatch)
+    loads = _partial_reads(monkeypatch)
     data = load(PETSTORE)
     data["paths"]["/pets"]["get"]["responses"]["200"]["x_oops"] = 1  # a finding, left alone
     spec = write(tmp_path / "patched", data)
@@ -1146,15 +1152,7 @@ def test_a_patch_that_falls_back_after_a_partial_read_leaves_the_pipeline_the_wh
     found to add a tool, which a patch does not make: the pipeline builds from the whole spec,
     never from the patch's partial document, and writes a cold run's bytes."""
     monkeypatch.setattr(patch, "_BEGIN_MIN_BYTES", 0)
-    loads: list[bool] = []
-    quickly = patch.load_json_quickly
-
-    def spying(*args: Any, **kwargs: Any) -> Any:
-        quick = quickly(*args, **kwargs)
-        loads.append(quick is not None and quick.partial)
-        return quick
-
-    monkeypatch.setattr(patch, "load_json_quickly", spying)
+    loads = _partial_reads(monkeypatch)
     data = load(PETSTORE)
     spec = write(tmp_path / "a", data)
     generated(spec, tmp_path / "a" / "out")
