@@ -12,24 +12,20 @@ subprocess under `/usr/bin/time -v` (wall time, peak RSS):
 1. `cold`: into a new output folder (no stage cache);
 2. `no-op --check`: unchanged inputs, `--check` (answered from the inputs fingerprint);
 3. `no-op`: unchanged inputs, a plain `generate` (answered from the inputs fingerprint too:
-   it would write nothing; before 2026-12-01 23:30 the pipeline ran, the stage cache hitting);
-4. `one description`: one operation's description changed (typed models unchanged: since
-   2026-12-02 the previous run's files are patched, `patch.py`);
+   it would write nothing);
+4. `one description`: one operation's description changed (typed models unchanged);
 5. `one parameter`: an optional query parameter added to another operation (its typed model
-   changes: before 2026-12-02 04:00 the whole pipeline ran, reusing what did not change; since
-   then its arguments class is patched into `models.py`);
+   changes);
 6. `reverted`: the original spec again. Removing the added parameter is a breaking change to
    the tool surface, so this run is refused before it writes (exit 1, as without
    `--accept-breaking`): it times everything but the writes.
 
-mcpmint's modules are compiled to bytecode first, as an install has them (`run.compile_mcpmint`;
-before 2026-12-02 04:00 every run here compiled them: 0.1 s of each).
+mcpmint's modules are compiled to bytecode first, as an install has them (`run.compile_mcpmint`).
 
 `--rounds N` repeats the whole sequence N times, each round in a fresh folder, and the table
 gives each step's median seconds and median share of its own round's cold run, with their
-ranges: on this machine one sequence's shares vary by several points from one minute to the
-next (GitHub's one-operation edits: 19-27% of cold on 2026-12-02), so a single round decides
-nothing near a line.
+ranges: on a shared machine one sequence's shares vary by several points from one minute to
+the next, so a single round decides nothing near a line.
 
 Prints the date, the machine and a Markdown table for docs/benchmarks.md.
 """
@@ -48,6 +44,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from report import machine, write_section
 from run import SPECS, compile_mcpmint, timed  # benchmarks/run.py (this folder is on sys.path)
 
 # `python -m mcpmint`, so that PYTHONPATH=<a copy of generator/> measures a frozen copy: in a
@@ -146,6 +143,9 @@ def main() -> None:
     parser.add_argument("--specs", default="github,stripe")
     parser.add_argument("--rounds", type=int, default=1, help="sequences per spec (default 1)")
     parser.add_argument("--json", type=Path)
+    parser.add_argument(
+        "--write-docs", action="store_true", help="put the table into docs/benchmarks.md"
+    )
     args = parser.parse_args()
     compile_mcpmint()
     started = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
@@ -159,6 +159,10 @@ def main() -> None:
         f"\n{started}, {platform.node()}, {platform.machine()}, Python {platform.python_version()}"
     )
     print(table(rows, args.rounds))
+    if args.write_docs:
+        command = " ".join(["benchmarks/regen.py", *sys.argv[1:]])
+        text = f"## Regeneration\n\n`{command}`, {machine()}.\n{table(rows, args.rounds)}"
+        write_section("regeneration", text)
     if args.json:
         args.json.write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
 

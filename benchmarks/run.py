@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 import peers  # benchmarks/peers.py: servers at run time (this folder is on sys.path)
+from report import machine, write_section
 
 ROOT = Path(__file__).resolve().parents[1]
 SPECS = {
@@ -198,6 +199,9 @@ def main() -> int:
     parser.add_argument(
         "--repeat", type=int, default=5, help="runs of each generator, in turn (default 5)"
     )
+    parser.add_argument(
+        "--write-docs", action="store_true", help="put the tables into docs/benchmarks.md"
+    )
     args = parser.parse_args()
     compile_mcpmint()
     binary = None if args.no_peers else install_peer()
@@ -233,6 +237,15 @@ def main() -> int:
     print(table(rows))
     if servers:
         print("\n" + peers.server_table(servers))
+    if args.write_docs:
+        command = " ".join(["benchmarks/run.py", *sys.argv[1:]])
+        text = (
+            f"## Generation and servers, side by side with the peers\n\n`{command}`, "
+            f"{machine()}; {args.repeat} runs of each generator, in turn.\n\n{table(rows)}"
+        )
+        if servers:
+            text += "\n\n" + peers.server_table(servers)
+        write_section("generation", text)
     if args.json:
         args.json.write_text(json.dumps(rows + servers, indent=2))
     return 0

@@ -1,12 +1,11 @@
-"""Per-stage wall times of one cold, in-line generation (no cache, no second process).
+"""Per-stage wall and CPU times of one cold, in-line generation (no cache, no fork).
 
     .venv/bin/python benchmarks/stages.py SPEC [--all-results]
 
 Calls the pipeline's stages one after the other in this process and prints each one's wall
-time: where a cold `mcpmint generate` spends its time (docs/benchmarks.md). Like a real run,
-the cyclic garbage collector runs rarely (`pipeline.rare_collections`); the typed models are
-made as a large server's are, in groups, here one after the other. The typed models
-are made as `output.result_models: auto` decides; `--all-results` also times them with a
+and CPU time: where a cold `mcpmint generate` spends its time (docs/benchmarks.md). CPU time
+is the steadier figure on a shared machine. The typed models are made as
+`output.result_models: auto` decides; `--all-results` also times them with a
 result model for every tool (`result_models: all`), for comparison.
 """
 
@@ -26,7 +25,6 @@ from mcpmint.largeapi import every_tool_tokens, result_models_for
 from mcpmint.load import load_document
 from mcpmint.lock import lock_text
 from mcpmint.models import models_source
-from mcpmint.pipeline import rare_collections
 from mcpmint.render import RenderInputs, render
 from mcpmint.validate import validate_document
 
@@ -37,12 +35,14 @@ def main() -> None:
     parser.add_argument("--all-results", action="store_true")
     args = parser.parse_args()
     times: dict[str, float] = {}
+    cpus: dict[str, float] = {}
 
     def timed(name: str, stage: Callable[..., Any], *arguments: Any, **keywords: Any) -> Any:
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         result = stage(*arguments, **keywords)
         times[name] = time.perf_counter() - started
-        print(f"{name:24s} {times[name]:7.2f} s", flush=True)
+        cpus[name] = time.process_time() - cpu
+        print(f"{name:24s} {times[name]:7.2f} s {cpus[name]:7.2f} s CPU", flush=True)
         return result
 
     sink = DiagnosticSink()
@@ -58,11 +58,10 @@ def main() -> None:
     tree = timed("render", render, inputs)
     timed("format (ruff)", format_tree, tree, sink)
     timed("lock", lock_text, server)
-    print(f"{'total':24s} {sum(times.values()):7.2f} s")
+    print(f"{'total':24s} {sum(times.values()):7.2f} s {sum(cpus.values()):7.2f} s CPU")
     if args.all_results:
         timed("typed models, all results", models_source, server, sink, None)
 
 
 if __name__ == "__main__":
-    with rare_collections():
-        main()
+    main()

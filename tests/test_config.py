@@ -314,8 +314,8 @@ def test_round_trip_generate_spec_then_generate_inside_the_folder(tmp_path: Path
     sink = DiagnosticSink()
     config = load_config(out / "mcpmint.yaml", sink)
     assert config is not None
-    report = generate(config, GenerateOptions(output=None), sink, quick_checked=True)
-    assert not sink.has_errors and not report.quick
+    report = generate(config, GenerateOptions(output=None), sink)
+    assert not sink.has_errors
     assert report.written == [] and report.scaffolded == [] and report.removed == []
     assert tree(out) == first
     code, stdout, _ = mcpmint("generate", "--check", cwd=out)

@@ -16,7 +16,7 @@ import pytest
 from mcpmint import format as format_module
 from mcpmint.diagnostics import DiagnosticSink
 from mcpmint.format import BLACK_OPTIONS, Formatter, format_texts
-from mcpmint.pipeline import build, render_server
+from mcpmint.pipeline import RenderOptions, build, render_server
 
 from .support import (
     BAR_COMMANDS,
@@ -67,8 +67,10 @@ def test_black_output_is_black_clean(black_package: Path) -> None:
 def test_the_option_changes_the_layout_and_only_the_layout() -> None:
     sink = DiagnosticSink()
     server = build(REPO / "specs" / "petstore-plus.yaml", sink)
-    by_ruff = render_server(server, "petstore-plus.yaml", sink, formatter="ruff").generated
-    by_black = render_server(server, "petstore-plus.yaml", sink, formatter="black").generated
+    by_ruff = render_server(server, RenderOptions("petstore-plus.yaml"), sink).generated
+    by_black = render_server(
+        server, RenderOptions("petstore-plus.yaml", formatter="black"), sink
+    ).generated
 
     changed = sorted(p for p in by_ruff if by_ruff[p] != by_black[p])
     assert changed, "black and ruff laid out every file the same: was black run at all?"

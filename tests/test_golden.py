@@ -14,7 +14,7 @@ import pytest
 
 from mcpmint.config import load_config
 from mcpmint.diagnostics import DiagnosticSink
-from mcpmint.pipeline import build, build_config, render_server
+from mcpmint.pipeline import RenderOptions, build, build_config, render_server
 from mcpmint.render import FileTree
 from mcpmint.write import MANIFEST, manifest_text, write_tree
 
@@ -41,9 +41,11 @@ def golden_tree(name: str) -> FileTree:
         assert config is not None, [d.render() for d in sink]
         server = build_config(config, sink)
         first = Path(os.path.relpath(config.source.spec, folder)).as_posix()
-        return render_server(server, first, sink, config=False)
+        return render_server(server, RenderOptions(first, scaffold_config=False), sink)
     server = build(spec, sink)
-    return render_server(server, Path(os.path.relpath(spec, folder)).as_posix(), sink)
+    return render_server(
+        server, RenderOptions(Path(os.path.relpath(spec, folder)).as_posix()), sink
+    )
 
 
 def expected_tree(name: str) -> dict[str, str]:

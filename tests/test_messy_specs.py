@@ -19,7 +19,8 @@ import pytest
 from mcp import Client
 
 from mcpmint.diagnostics import Aborted, DiagnosticSink
-from mcpmint.pipeline import GenerateOptions, build, generate, up_to_date
+from mcpmint.pipeline import GenerateOptions, build, generate
+from mcpmint.quickcheck import up_to_date
 from mcpmint.render import catalog
 from mcpmint.runtime.catalog import load_catalog
 from mcpmint.runtime.server import build_server

@@ -22,7 +22,7 @@ from mcpmint.diagnostics import Aborted, DiagnosticSink
 from mcpmint.pipeline import build, build_with_inputs
 
 from .conftest import CORPUS, corpus_rows
-from .test_fast_generation import cold, run, tree_digest
+from .test_stage_cache import cold, run, tree_digest
 
 OPERATIONS = 40
 

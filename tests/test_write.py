@@ -62,26 +62,6 @@ def test_an_edited_stale_file_is_kept_with_a_warning(tmp_path: Path) -> None:
     assert any("edited by hand" in w.message for w in sink.warnings)
 
 
-def test_files_given_as_bytes_are_written_hashed_kept_and_guarded_as_text_is(
-    tmp_path: Path,
-) -> None:
-    """`FileTree.encoded` (a patched run's large files): the same files, manifest and
-    refusals as the same files given as text."""
-    out, text_out = tmp_path / "out", tmp_path / "text-out"
-    as_bytes = FileTree(encoded={"src/é.json": '{"é": 1}\n'.encode()}, scaffold={})
-    write_tree(as_bytes, out, sink=DiagnosticSink())
-    write_tree(FileTree(generated={"src/é.json": '{"é": 1}\n'}), text_out, sink=DiagnosticSink())
-    assert snapshot(out) == snapshot(text_out)
-    (out / "src" / "é.json").write_text('{"é": 2}\n', encoding="utf-8")
-    sink = DiagnosticSink()
-    again = FileTree(encoded={"src/é.json": '{"é": 3}\n'.encode()}, scaffold={})
-    report = write_tree(again, out, sink=sink)
-    assert report.refused == ["src/é.json"]
-    assert '+{"é": 2}' in report.diffs["src/é.json"] and '-{"é": 3}' in report.diffs["src/é.json"]
-    write_tree(FileTree(scaffold={}), out, sink=DiagnosticSink(), force=True)
-    assert not (out / "src" / "é.json").exists()  # no longer generated: removed
-
-
 def test_a_checkout_that_turned_lf_into_crlf_is_neither_an_edit_nor_a_change(
     tmp_path: Path,
 ) -> None:

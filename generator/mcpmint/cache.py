@@ -22,8 +22,7 @@ import hashlib
 import json
 import os
 import tempfile
-from collections.abc import Iterator, Mapping
-from contextvars import ContextVar
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -42,8 +41,7 @@ KEEP = 3  # entries per stage kept besides this run's (least recently used go fi
 @functools.cache
 def library_version(distribution: str) -> str:
     """The installed version of a third-party distribution ("" when it is not installed).
-    Read once per process: each reading scans the installed distributions (~0.6 ms), and a
-    large server's model groups ask 34 times per run."""
+    Read once per process: each reading scans the installed distributions."""
     try:
         return metadata.version(distribution)
     except metadata.PackageNotFoundError:
@@ -74,7 +72,7 @@ class StageCache:
     def get(self, stage: str, key: str) -> Any | None:
         """The stored value, or None on a miss (absent, unreadable, corrupt or foreign)."""
         name = f"{stage}-{key}{_SUFFIX}"
-        if name in self._fresh:  # put by this run (a patch that fell back: patch.py)
+        if name in self._fresh:  # put by this run
             return self._used[name]
         if self.folder is None:
             return None
@@ -98,9 +96,8 @@ class StageCache:
 
     def save(self) -> None:
         """Write this run's entries and drop all but the `KEEP` most recent others of each
-        stage this run used (a patched run, patch.py, uses none of the typed models, tools
-        or formatter entries: the next whole run will want them). Failures are ignored: a
-        cache that cannot be written only makes the next run slower."""
+        stage this run used. Failures are ignored: a cache that cannot be written only makes
+        the next run slower."""
         if self.folder is None or not self._used:
             return
         # Like generated files (write.py, G8), never written through a link: it could point
@@ -147,33 +144,15 @@ def _write_atomic(target: Path, name: str, value: Any) -> None:
 @dataclass
 class Memo:
     """Per-item results of a stage (as JSON text) by a digest of each item's input, kept in
-    the stage cache as one entry: built tools, and what later stages make from one tool
-    alone (toolmemo.py). `previous` is the last run's, `used` what this run computed or
-    reused (the next run's `previous`). `origins`: the key each value this run reused or
-    computed stands under, by the value's identity (each entry holds its value, so the id is
-    never reused)."""
+    the stage cache as one entry (the built tools: toolmemo.py). `previous` is the last
+    run's, `used` what this run computed or reused (the next run's `previous`), `missed` how
+    many items this run had to compute."""
 
     previous: Mapping[str, Any]
     used: dict[str, Any] = field(default_factory=dict)
     missed: int = 0
-    origins: dict[int, tuple[Any, str]] = field(default_factory=dict)
 
-
-class MemoSlot:
-    """Where the code inside a `with slot.using(memo):` block finds `memo`: a context
-    variable, so the stages in between need not pass it along."""
-
-    def __init__(self, name: str) -> None:
-        self._var: ContextVar[Memo | None] = ContextVar(name, default=None)
-
-    def active(self) -> Memo | None:
-        """The memo of the enclosing `using` block, if any."""
-        return self._var.get()
-
-    @contextlib.contextmanager
-    def using(self, memo: Memo) -> Iterator[Memo]:
-        token = self._var.set(memo)
-        try:
-            yield memo
-        finally:
-            self._var.reset(token)
+    @property
+    def changed(self) -> bool:
+        """Whether the next run's memo differs from this run's `previous`."""
+        return self.missed > 0 or self.used.keys() != self.previous.keys()

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import base64
 import json
-from dataclasses import replace
 from typing import Any
 from urllib.parse import quote, urlsplit
 
@@ -22,7 +21,6 @@ from .render import catalog, tool_definition
 from .runtime.catalog import CatalogError, Tool, load_catalog
 from .runtime.request import ArgumentError, build_request
 from .sample import sample_instance
-from .toolmemo import derived_key, digest_of, recall, remember
 from .toolmodes import tools_listed
 
 FALLBACK_BASE_URL = "http://upstream.test/api"
@@ -74,10 +72,6 @@ def build_cases(server: ir.Server, sink: DiagnosticSink) -> dict[str, Any]:
     runtime_tools = {tool.name: tool for tool in runtime_catalog.tools}
     base_url = server.base_url or FALLBACK_BASE_URL
     environ = test_environment(server)
-    # What a tool's case reads besides the tool: the server's settings (base URLs, security
-    # schemes, variables), never another tool. With the tool memo (toolmemo.py), a tool the
-    # memo gave has the case it had, unless those settings changed.
-    context = digest_of(replace(server, tools=(), cut_outputs=()))
     calls: dict[str, Any] = {}
     rejections: dict[str, Any] = {}
     unsampled: list[str] = []
@@ -85,14 +79,8 @@ def build_cases(server: ir.Server, sink: DiagnosticSink) -> dict[str, Any]:
     meta_definitions, listed_tools = tools_listed(server)
     listed_names = {tool.name for tool in listed_tools}
     for tool in server.tools:
-        key = derived_key("case", tool, context) if context is not None else None
-        case = recall(key)
-        if case is None:
-            warnings = len(sink.items)
-            shown = tool.name in listed_names
-            case = _case(server, tool, runtime_tools[tool.name], environ, shown, sink)
-            if len(sink.items) == warnings:  # a warning belongs to every run
-                remember(key, case)
+        shown = tool.name in listed_names
+        case = _case(server, tool, runtime_tools[tool.name], environ, shown, sink)
         rejections[tool.name] = case["rejections"]
         listed[tool.name] = case["listed"]
         if case["call"] is not None:

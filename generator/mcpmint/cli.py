@@ -135,13 +135,11 @@ def _unchecked_input(
         return None
 
 
-def _up_to_date(
-    source: Path | Config, options: GenerateOptions, hashed: dict[str, str] | None = None
-) -> bool:
+def _up_to_date(source: Path | Config, options: GenerateOptions) -> bool:
     """`up_to_date` of an `_unchecked_input`: False when it cannot say (an unchecked config
     may hold anything; the checked read that follows says what is wrong)."""
     try:
-        return up_to_date(source, options, hashed)
+        return up_to_date(source, options)
     except Exception:
         return False
 
@@ -154,11 +152,11 @@ def _build(
     allow_partial: bool = False,
 ) -> tuple[str, Any]:
     """What `validate` and `tools` show: the input's name and its server's IR."""
-    from .pipeline import build_quickly
+    from .pipeline import build_cached
 
     source = _input(path, sink, namespace, root)
     name = source.path.as_posix() if isinstance(source, Config) else source.as_posix()
-    return name, build_quickly(source, sink, namespace, root, allow_partial=allow_partial)
+    return name, build_cached(source, sink, namespace, root, allow_partial=allow_partial)
 
 
 def _guard(run: Any) -> Any:
@@ -228,24 +226,18 @@ def generate_command(
         options = GenerateOptions(
             output, namespace, check, force, root, accept_breaking, allow_partial
         )
-        # The quick check (quickcheck.py): when nothing changed, a run would write nothing.
+        # The quick check (quickcheck.py), before the pipeline is imported: when nothing
+        # changed, a run would write nothing.
         quick = _unchecked_input(spec, namespace, root)
-        hashed: dict[str, str] = {}  # what the quick check hashed: not hashed again
-        if quick is not None and _up_to_date(quick, options, hashed):
+        if quick is not None and _up_to_date(quick, options):
             out = output or (quick.folder if isinstance(quick, Config) else None)
             typer.echo(f"{out}: up to date (inputs unchanged)")
             return
         source = _input(spec, sink, namespace, root)
         from .pipeline import generate
 
-        held = _HELD_TO_EXIT if _HARD_EXIT else None
-        report = generate(
-            source, options, sink, quick_checked=quick is not None, hashed=hashed, held=held
-        )
+        report = generate(source, options, sink)
         out = report.output
-        if report.quick:  # the quick check answered there (this one could not read the input)
-            typer.echo(f"{out}: up to date (inputs unchanged)")
-            return
         _print_diagnostics(sink)
         if report.lock_changes:
             typer.echo(f"tool surface changes ({out}/tools.lock.json):")
@@ -274,12 +266,9 @@ def generate_command(
                 raise typer.Exit(EXIT_STALE)
             typer.echo(f"{out}: up to date")
             return
-        patched = ""
-        if report.patched is not None:  # patch.py: the other tools' files were patched
-            patched = f" (patched: {len(report.patched)} tools built again, the others kept)"
         typer.echo(
             f"{out}: {len(report.written)} written, {len(report.scaffolded)} scaffolded, "
-            f"{len(report.removed)} removed, {len(report.unchanged)} unchanged{patched}"
+            f"{len(report.removed)} removed, {len(report.unchanged)} unchanged"
         )
 
     _guard(run)
@@ -341,8 +330,8 @@ def tools_command(
             }
             for tool in server.tools
         ]
-        # `{"tools":[...]}` of these definitions, without writing all of them out again (16 MB
-        # of JSON for GitHub): the brackets, the key and a comma between two tools.
+        # `{"tools":[...]}` of these definitions, without writing all of them out again: the
+        # brackets, the key and a comma between two tools.
         total = len('{"tools":[]}') + sum(row["bytes"] for row in rows) + max(len(rows) - 1, 0)
         # A rough, model-independent estimate: about four bytes of JSON per token.
         summary: dict[str, Any] = {
@@ -397,7 +386,7 @@ def _surface(
     """A lock document from a `tools.lock.json` file, or built in memory from a spec (reusing
     the tools in `memo`, and adding the ones it builds)."""
     from .lock import LockError, is_lock, lock_document, parse_lock
-    from .pipeline import build_quickly
+    from .pipeline import build_cached
 
     if path.suffix == ".json" and path.is_file():
         try:
@@ -410,7 +399,7 @@ def _surface(
             except LockError as exc:
                 typer.echo(f"{path}: error: {exc}", err=True)
                 raise typer.Exit(EXIT_BAD_INPUT) from None
-    return lock_document(build_quickly(path, sink, namespace, root, memo=memo))
+    return lock_document(build_cached(path, sink, namespace, root, memo=memo))
 
 
 @app.command("diff")
@@ -569,34 +558,9 @@ def main(
         raise typer.Exit(EXIT_OK)
 
 
-# Set by `entry`, which ends the process without freeing what it holds: a run leaves its
-# largest objects here instead of freeing them as it returns (pipeline.generate's `held`).
-_HARD_EXIT = False
-_HELD_TO_EXIT: list[Any] = []
-
-
 def entry() -> None:
-    """The `mcpmint` command (and `python -m mcpmint`): `app`, then a hard exit.
-
-    After a run on a large spec the process holds a few hundred MB of small objects, and a
-    normal exit frees them one by one: 0.2 s of a warm GitHub run, measured. Everything the
-    command writes is closed by then and the second process is joined, so the exit skips
-    that, once the output is flushed (as mypy does). In-process callers (tests) use `app`.
-    """
-    global _HARD_EXIT
-    _HARD_EXIT = True
-    try:
-        app()
-        code = 0
-    except SystemExit as exc:
-        if exc.code is None or isinstance(exc.code, int):
-            code = exc.code or 0
-        else:  # a message: what sys.exit would print, and its status
-            print(exc.code, file=sys.stderr)
-            code = 1
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(code)
+    """The `mcpmint` command (and `python -m mcpmint`)."""
+    app()
 
 
 if __name__ == "__main__":  # pragma: no cover

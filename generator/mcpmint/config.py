@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from . import ir
 from .diagnostics import DiagnosticSink
-from .load import Limits, _decode, _parse_json, _Refused, _Source
+from .load import decode_utf8, parse_json
+from .loadcommon import FileSource, Limits, Refused
 from .refs import escape_token
 from .resources import bundled_schema
 from .settings import check_settings
@@ -195,7 +196,7 @@ def load_config(path: Path, sink: DiagnosticSink, *, checked: bool = True) -> Co
 
 
 # ---------------------------------------------------------------------- reading
-def _read(path: Path, sink: DiagnosticSink) -> tuple[Any, _Source] | None:
+def _read(path: Path, sink: DiagnosticSink) -> tuple[Any, FileSource] | None:
     display = path.as_posix()
     try:
         info = os.stat(path)
@@ -215,13 +216,13 @@ def _read(path: Path, sink: DiagnosticSink) -> tuple[Any, _Source] | None:
         return None
     limits = Limits(max_bytes=MAX_CONFIG_BYTES, max_aliases=20, max_depth=32, max_nodes=100_000)
     try:
-        text = _decode(raw, display)
+        text = decode_utf8(raw, display)
         if path.suffix.lower() == ".json":
-            return _parse_json(text, display, limits, sink)
+            return parse_json(text, display, limits, sink)
         from .yamlload import parse_yaml  # PyYAML is imported for YAML files only
 
         return parse_yaml(text, display, limits, sink)
-    except _Refused as exc:
+    except Refused as exc:
         sink.error(exc.location, exc.message, exc.hint)
         return None
 
@@ -231,7 +232,7 @@ def _pointer(parts: Any) -> str:
     return "".join("/" + escape_token(str(p)) for p in parts)
 
 
-def _check_schema(data: dict[str, Any], source: _Source, sink: DiagnosticSink) -> None:
+def _check_schema(data: dict[str, Any], source: FileSource, sink: DiagnosticSink) -> None:
     check_schema(data, config_schema(), source, sink, _DOCS_HINT)
 
 
@@ -341,7 +342,7 @@ def _kind(value: Any) -> str:
 
 # ---------------------------------------------------------------------- meaning
 def _interpret(
-    path: Path, data: dict[str, Any], source: _Source, sink: DiagnosticSink
+    path: Path, data: dict[str, Any], source: FileSource, sink: DiagnosticSink
 ) -> Config | None:
     sources = data["sources"]
     folder = path.parent
@@ -384,7 +385,7 @@ def _interpret(
 
 
 def _sources_are_one_kind_each(
-    sources: list[dict[str, Any]], source: _Source, sink: DiagnosticSink
+    sources: list[dict[str, Any]], source: FileSource, sink: DiagnosticSink
 ) -> bool:
     """Each source names a spec or a manifest, not both; a manifest is shaped in its own file,
     so selection, overrides and root are for specs only (docs/manifests.md)."""
@@ -411,7 +412,7 @@ def _sources_are_one_kind_each(
     return ok
 
 
-def _source(folder: Path, entry: dict[str, Any], pointer: str, source: _Source) -> Source:
+def _source(folder: Path, entry: dict[str, Any], pointer: str, source: FileSource) -> Source:
     root = entry.get("root")
     kind: Literal["spec", "manifest"] = "manifest" if "manifest" in entry else "spec"
     return Source(
@@ -437,7 +438,9 @@ def _join(folder: Path, relative: str) -> Path:
     return Path(os.path.normpath(joined)) if not Path(relative).is_absolute() else Path(relative)
 
 
-def _selection(node: Mapping[str, Any] | None, pointer: str, source: _Source) -> Selection | None:
+def _selection(
+    node: Mapping[str, Any] | None, pointer: str, source: FileSource
+) -> Selection | None:
     if node is None:
         return None
     keys = ("tags", "operations", "methods", "paths")
@@ -456,7 +459,7 @@ def _selection(node: Mapping[str, Any] | None, pointer: str, source: _Source) ->
     )
 
 
-def _override(key: str, node: Mapping[str, Any], pointer: str, source: _Source) -> Override:
+def _override(key: str, node: Mapping[str, Any], pointer: str, source: FileSource) -> Override:
     annotations = node.get("annotations", {})
     return Override(
         key=key,

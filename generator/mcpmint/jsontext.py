@@ -1,9 +1,8 @@
 """JSON text, fast: exactly what `json.dumps` writes, from orjson's encoder in C.
 
-A large server's tools.json, generated_cases.json and tools.lock.json are ~16 MB each
-(GitHub), and the lock hashes most of that again: with the standard library's encoder
-(pure Python once it indents) writing them was a second of every run. orjson writes the same
-text ten times faster, byte for byte, except in ways this module checks for:
+A large server's tools.json, generated_cases.json and tools.lock.json are megabytes each,
+and the standard library's encoder is pure Python once it indents. orjson writes the same
+text in C, byte for byte, except in ways this module checks for:
 
 - a float below 1e-4 in magnitude, which `json.dumps` writes with an exponent (`1e-05`) and
   orjson may not (`0.00001`, `1e-5`): the text is searched for such a number;

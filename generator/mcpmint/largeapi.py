@@ -17,12 +17,10 @@ The estimate is `mcpmint tools`'s (toolmodes.estimate_tokens: about four bytes a
 from __future__ import annotations
 
 from collections.abc import Collection
-from functools import partial
 
 from . import ir
 from .diagnostics import DiagnosticSink
 from .render import tool_definition
-from .toolmemo import made_once
 from .toolmodes import estimate_tokens
 
 __all__ = [
@@ -40,15 +38,13 @@ LARGE_TOKENS = 100_000  # estimated tokens of an all-mode tools/list called larg
 
 def every_tool_tokens(server: ir.Server) -> int:
     """Estimated tokens of a `tools/list` listing every tool (all mode), whatever the mode:
-    `estimate_tokens` of every definition, from each one's own size (kept in the tool memo)."""
+    `estimate_tokens` of every definition, from each one's own size."""
     return tokens_of(definition_sizes(server).values())
 
 
 def definition_sizes(server: ir.Server) -> dict[str, int]:
     """The size of each tool's `tools/list` definition in bytes, by tool name."""
-    return {
-        tool.name: made_once("listed-bytes", tool, partial(_bytes, tool)) for tool in server.tools
-    }
+    return {tool.name: _bytes(tool) for tool in server.tools}
 
 
 def tokens_of(sizes: Collection[int]) -> int:

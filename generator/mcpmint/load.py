@@ -17,7 +17,6 @@ folder stays an error: that is a refusal, not a gap.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import os
@@ -25,31 +24,28 @@ import posixpath
 import re
 import stat
 from collections import deque
-from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field, replace
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
 from .diagnostics import DiagnosticSink
+from .loadcommon import (
+    DEPTH_HINT,
+    NODES_HINT,
+    FileSource,
+    Limits,
+    Refused,
+    depth_message,
+    nodes_message,
+)
 from .refs import (
     UNRESOLVED_KEY,
     PointerError,
     escape_token,
-    into_paths,
     resolve_pointer,
     split,
-)
-from .textindex import (
-    Layout,
-    MemberRange,
-    TextIndex,
-    changed_members,
-    decode_indexed,
-    index_of,
-    object_members,
-    read_partly,
-    reindexed,
 )
 
 MOUNT_KEY = "x-mcpmint-files"
@@ -71,41 +67,6 @@ _POINTER_HINT = "the part after `#` must name an existing location, e.g. #/compo
 
 
 @dataclass(frozen=True)
-class Limits:
-    """Bounds on what one load may read and build, so hostile input fails fast and clearly."""
-
-    max_bytes: int = 25 * 1024 * 1024  # per file and in total
-    max_aliases: int = 100  # YAML alias nodes per file
-    max_depth: int = 256  # nesting of mappings/sequences
-    max_nodes: int = 5_000_000  # constructed values, counting alias expansions
-
-
-@dataclass(frozen=True)
-class _Source:
-    """Where the values of one file came from, in that file's own pointer space."""
-
-    display: str
-    # Escaped pointer ("" or "/a/b") -> line << 32 | column, both 1-based; None for JSON,
-    # whose locations are the pointers themselves.
-    positions: Mapping[str, int] | None
-    finite: bool = True  # no NaN or infinite number (JSON has none: `NaN`, `.inf`, `1e999`)
-    # The index of a JSON file's text that passed every check of the quick load
-    # (`load_json_quickly`, which can then read an edited copy by it); None otherwise.
-    index: TextIndex | None = None
-
-    def locate(self, pointer: str) -> str:
-        if self.positions is None:
-            return f"{self.display}#{pointer}" if pointer else self.display
-        while True:
-            packed = self.positions.get(pointer)
-            if packed is not None:
-                return f"{self.display}:{packed >> 32}:{packed & 0xFFFFFFFF}"
-            if not pointer:
-                return self.display
-            pointer = pointer.rsplit("/", 1)[0]
-
-
-@dataclass(frozen=True)
 class RawDocument:
     """The bundled document and where each of its values came from."""
 
@@ -113,18 +74,11 @@ class RawDocument:
     root: Path  # realpath of the folder no file outside of is ever read
     data: dict[str, Any]  # every $ref in it is local ("#/...")
     files: tuple[Path, ...]  # every file read, entry first, then sorted
-    # No NaN or infinite number in `data`: what JSON text carries exactly (document shapes,
-    # validateparts.py, digest the data as JSON).
+    # No NaN or infinite number in `data`: what JSON text carries exactly (the stage cache
+    # digests the data as JSON).
     finite: bool = True
     # Mount key -> source; "" is the entry file.
-    _sources: Mapping[str, _Source] = field(default_factory=dict, repr=False, compare=False)
-
-    @property
-    def text_index(self) -> TextIndex | None:
-        """The index of the one JSON file's text, when it passed the quick load's checks
-        (`_Source.index`), for the next load of an edited copy (`load_json_quickly`)."""
-        source = self._sources.get("")
-        return source.index if source is not None and len(self.files) == 1 else None
+    _sources: Mapping[str, FileSource] = field(default_factory=dict, repr=False, compare=False)
 
     def locate(self, pointer: str) -> str:
         """`file:line:col` (YAML) or `file#/pointer` (JSON) of the value at `pointer`.
@@ -144,7 +98,11 @@ class RawDocument:
 
 
 def load_document(
-    path: Path, sink: DiagnosticSink, limits: Limits = Limits(), *, root: Path | None = None
+    path: Path,
+    sink: DiagnosticSink,
+    limits: Limits | None = None,
+    *,
+    root: Path | None = None,
 ) -> RawDocument | None:
     """Read `path` and every file it references into one bundled `RawDocument`.
 
@@ -160,271 +118,14 @@ def load_document(
     """
     errors_before = len(sink.errors)
     root_real = os.path.realpath(root if root is not None else path.parent)
-    bundler = _Bundler(path, root_real, sink, limits)
+    bundler = _Bundler(path, root_real, sink, limits or Limits())
     document = bundler.run()
     if document is None or len(sink.errors) > errors_before:
         return None
     return document
 
 
-@dataclass(frozen=True)
-class QuickLoad:
-    """A one-file JSON spec read by `load_json_quickly`: the document `load_document` would
-    make of it, the `$ref`s checked, and the index of its text for the next load."""
-
-    document: RawDocument
-    # Every distinct string `$ref`, each local and resolving; after a load by the previous
-    # text's index, those of the changed path items only (the others are that text's).
-    refs: frozenset[str]
-    digest: str  # the sha256 of the bytes read
-    into_paths: bool  # some `$ref` points into `#/paths` or is `#` (refs.into_paths)
-    index: TextIndex | None = None  # of the text read (textindex.py), for the next load
-    # Read by the previous text's index (`previous`): the members of `paths` it replaced.
-    replaced: MemberRange | None = None
-    # Read partly (`partly`): the document holds only the changed path items and the
-    # components' entries they reach, for the changed items' tools; never the whole.
-    partial: bool = False
-    # The whole document of the very text read, made on demand (for a partial one).
-    whole: Callable[[], RawDocument] | None = field(default=None, compare=False)
-
-
-class _Checks:
-    """The quick load's checks, made by the parser's hooks as it makes each value: the
-    values counted as `_check_json` counts them (when `counting`), duplicate keys, NaN and
-    the infinities refused, every string `$ref` collected."""
-
-    def __init__(self, counting: bool) -> None:
-        self.counting, self.values, self.duplicated = counting, 1, False
-        self.refs: set[str] = set()
-
-    def decoder(self) -> json.JSONDecoder:
-        return json.JSONDecoder(
-            object_pairs_hook=self.pairs, parse_float=_finite, parse_constant=_finite
-        )
-
-    def pairs(self, pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-        # Counts the values as `_check_json` does (each container's length), objects here
-        # and lists through the objects that hold them.
-        result = dict(pairs)
-        self.values += len(pairs)
-        self.duplicated = self.duplicated or len(result) != len(pairs)
-        ref = result.get("$ref")
-        if type(ref) is str:
-            self.refs.add(ref)
-        if self.counting:
-            for value in result.values():
-                if type(value) is list:
-                    self.values += _in_list(value)
-        return result
-
-    def resolving(self, data: Any) -> bool:
-        """Every `$ref` collected is local and resolves in `data`."""
-        for ref in self.refs:
-            if not ref.startswith("#"):  # a file's (`/x` too), or a URL
-                return False
-            try:  # and a fragment that is not a JSON pointer is a PointerError
-                resolve_pointer(data, ref)
-            except PointerError:
-                return False
-        return True
-
-
-def _in_list(items: list[Any]) -> int:
-    count = len(items)
-    for item in items:
-        if type(item) is list:
-            count += _in_list(item)
-    return count
-
-
-def _finite(literal: str) -> float:  # NaN or an infinity: the whole load marks it
-    value = float(literal)
-    if not math.isfinite(value):
-        raise ValueError(literal)
-    return value
-
-
-def load_json_quickly(
-    path: Path,
-    limits: Limits = Limits(),
-    *,
-    root: Path | None = None,
-    previous: TextIndex | None = None,
-    partly: bool = False,
-) -> QuickLoad | None:
-    """The one-file JSON spec at `path` as `load_document` bundles it, without its walk over
-    every container (GitHub: 0.25 -> 0.1 s), for a caller that knows the nesting of all but
-    some parts (a patched run, patch.py: the path items that changed) and checks those with
-    `too_deep`. The rest of the load's checks are made on the way: the limits on bytes and
-    values, no duplicate key, the top level an object without mcpmint's reserved keys, every
-    `$ref` local and resolving (so that nothing is rewritten: the data is the bundle).
-
-    `previous`: the index of a text a load checked (`QuickLoad.index`, or the whole load's:
-    `RawDocument.text_index`); when this text differs from it only in members of `paths`,
-    only those are checked, and the standard parser reads the text without the checks
-    (textindex.py: 0.2 -> 0.1 s on GitHub's). `partly`, then: the document holds only the
-    changed path items and the components' entries they reach (`textindex.read_partly`,
-    `QuickLoad.partial`: 0.01-0.02 s on GitHub's), for a caller that builds those items'
-    tools only.
-
-    None, with nothing reported, for anything else (YAML, a `$ref` to another file or to
-    nothing, a duplicate key, a limit passed): `load_document` then says what it is."""
-    real = os.path.realpath(path)
-    if not real.lower().endswith(".json"):  # the whole load reads the file it names as JSON
-        return None
-    root_real = _root_of(path, root)
-    try:
-        if not _inside(os.path.realpath(path.parent), root_real):
-            return None
-        if not stat.S_ISREG(os.stat(real).st_mode):
-            return None
-        raw = path.read_bytes()
-        if len(raw) > limits.max_bytes:
-            return None
-        text = raw.decode("utf-8-sig")
-    except (OSError, UnicodeDecodeError):
-        return None
-    # Each value takes a character that is not white space, and so does the comma, colon or
-    # bracket that follows it: a text with no more than twice the limit of those holds too
-    # few values to count them (GitHub's, pretty-printed: 0.03 s less). Spaces and newlines
-    # are enough to tell (tabs and returns, rare, would only make the bound looser).
-    dense = len(text) - text.count(" ") - text.count("\n")
-    counting = dense >= 2 * limits.max_nodes  # at most (dense + 1) / 2 values
-    digest = hashlib.sha256(raw).hexdigest()  # in memory: the file is not read again for it
-    made: _Made | None = None
-    if previous is not None and not counting:
-        made = _by_index(text, previous, digest, partly)
-    if made is None:
-        made = _checked(text, counting, limits, digest)
-    if made is None:
-        return None
-    data, refs, index, replaced, partial = made
-    document = json_document(path, root, data)
-    whole = (lambda: json_document(path, root, json.loads(text))) if partial else None
-    pointing = into_paths(refs)
-    return QuickLoad(document, frozenset(refs), digest, pointing, index, replaced, partial, whole)
-
-
-# What a quick load read: the data, the `$ref`s checked, the index, the members of `paths`
-# read by the previous index (None: all of the text was checked) and whether the data is
-# partial (`QuickLoad`).
-_Made = tuple[dict[str, Any], set[str], TextIndex | None, MemberRange | None, bool]
-
-
-def _checked(text: str, counting: bool, limits: Limits, sha256: str) -> _Made | None:
-    """The data of `text`, its `$ref`s and its index, every check made on the way."""
-    checks = _Checks(counting)
-    try:
-        walked = decode_indexed(text, checks.decoder())
-        if walked is None:  # the standard parser alone, with checks of a fresh state
-            checks = _Checks(counting)
-            walked = checks.decoder().decode(text), None
-    except (ValueError, RecursionError):
-        return None
-    data, layout = walked
-    if (
-        type(data) is not dict
-        or checks.duplicated
-        or checks.values > limits.max_nodes
-        or MOUNT_KEY in data
-        or UNRESOLVED_KEY in data
-        or not checks.resolving(data)
-    ):
-        return None
-    index = index_of(text, layout, into_paths(checks.refs), sha256) if layout else None
-    return data, checks.refs, index, None, False
-
-
-def _by_index(text: str, previous: TextIndex, sha256: str, partly: bool) -> _Made | None:
-    """The data of `text` (`partly`: `textindex.read_partly`'s), the `$ref`s of the members
-    of `paths` that differ from the text of `previous`, the new index and the members
-    replaced, when nothing else differs and those members pass the checks (then so does the
-    whole text: textindex.py); None otherwise."""
-    if previous.into_paths:
-        return None  # a path item is part of a schema: an edit of one is one of the rest
-    changed = changed_members(text, previous)
-    if changed is None:
-        return None
-    body = text[changed.start : changed.stop].rstrip(" \t\n\r")
-    if changed.last < previous.members:  # a member of `paths` follows them
-        if body and not body.endswith(","):
-            return None
-        body = body[:-1]  # (nothing at all: they were removed)
-    elif not body or body.endswith(","):
-        return None
-    checks = _Checks(counting=False)
-    try:
-        walked = object_members("{" + body + "}", checks.decoder())
-    except (ValueError, RecursionError):
-        return None
-    if walked is None or checks.duplicated or into_paths(checks.refs):
-        return None
-    members, starts = walked
-    kept = {*previous.keys[: changed.first - 1], *previous.keys[changed.last :]}
-    if not kept.isdisjoint(members):
-        return None  # a changed member's key is an unchanged one's too
-    data: dict[str, Any] | None
-    try:  # the standard parser, without hooks: the rest was checked
-        data = read_partly(text, previous, changed, members, checks.refs) if partly else None
-        partial = data is not None
-        if data is None:
-            data = json.loads(text)
-    except (ValueError, RecursionError):
-        return None
-    if type(data) is not dict or MOUNT_KEY in data or UNRESOLVED_KEY in data:
-        return None
-    if not checks.resolving(data):
-        return None
-    starts = [changed.start + start - 1 for start in starts]
-    index = reindexed(previous, text, changed, starts, list(members), sha256)
-    return data, checks.refs, index, changed, partial
-
-
-def json_document(path: Path, root: Path | None, data: dict[str, Any]) -> RawDocument:
-    """The document `load_json_quickly` makes of the one-file JSON spec at `path` (`root`
-    as given to it) whose data is `data`."""
-    return RawDocument(
-        path=path,
-        root=Path(_root_of(path, root)),
-        data=data,
-        files=(path,),
-        _sources={"": _Source(path.as_posix(), None)},
-    )
-
-
-def _root_of(path: Path, root: Path | None) -> str:
-    return os.path.realpath(root if root is not None else path.parent)
-
-
-def too_deep(value: Any, depth: int, limits: Limits = Limits()) -> bool:
-    """Whether `value`, a part of a document at `depth` (the top level is 0), holds a
-    container the load refuses as nested too deep (`Limits.max_depth`)."""
-    stack = [(value, depth)]
-    while stack:
-        node, level = stack.pop()
-        if type(node) is dict:
-            children: Any = node.values()
-        elif type(node) is list:
-            children = node
-        else:
-            continue
-        if level >= limits.max_depth:
-            return True
-        stack.extend((child, level + 1) for child in children)
-    return False
-
-
-class _Refused(Exception):
-    """One located problem that stops reading the current file."""
-
-    def __init__(self, location: str, message: str, hint: str = "") -> None:
-        super().__init__(message)
-        self.location = location
-        self.message = message
-        self.hint = hint
-
-
-class _Unresolvable(_Refused):
+class _Unresolvable(Refused):
     """A `$ref` whose target cannot be had (remote, or missing): degraded, not fatal."""
 
 
@@ -434,7 +135,7 @@ class _File:
     key: str  # path relative to the root, POSIX; "" for the entry file
     display: str
     data: Any
-    source: _Source
+    source: FileSource
     # The objects holding a string `$ref`, with their places, in document order, when the
     # parse collected them (JSON); None: `_resolve_refs` walks the data to find them.
     refs: list[tuple[dict[str, Any], _Place]] | None = None
@@ -497,10 +198,7 @@ class _Bundler:
             entry.data[MOUNT_KEY] = {f.key: f.data for f in mounted}
         if self.placeholders:
             entry.data[UNRESOLVED_KEY] = self.placeholders
-        source = entry.source
-        if mounted or self.placeholders or MOUNT_KEY in entry.data:  # not what it indexed
-            source = replace(source, index=None)
-        sources = {"": source} | {f.key: f.source for f in mounted}
+        sources = {"": entry.source} | {f.key: f.source for f in mounted}
         return RawDocument(
             path=self.path,
             root=Path(self.root),
@@ -517,7 +215,7 @@ class _Bundler:
         self.files[real] = None
         try:
             data, source, refs = self._read(real, display, referrer)
-        except _Refused as exc:
+        except Refused as exc:
             self.sink.error(exc.location, exc.message, exc.hint)
             return None
         file = _File(real, key, display, data, source, refs)
@@ -527,24 +225,24 @@ class _Bundler:
 
     def _read(
         self, real: str, display: str, referrer: str | None
-    ) -> tuple[Any, _Source, list[tuple[dict[str, Any], _Place]] | None]:
+    ) -> tuple[Any, FileSource, list[tuple[dict[str, Any], _Place]] | None]:
         where = referrer or display
         try:
             info = os.stat(real)
         except OSError as exc:
             hint = _MISSING_HINT if referrer else ""
-            raise _Refused(where, f"cannot read {display}: {exc.strerror}", hint) from None
+            raise Refused(where, f"cannot read {display}: {exc.strerror}", hint) from None
         if not stat.S_ISREG(info.st_mode):
-            raise _Refused(where, f"{display} is not a regular file")
+            raise Refused(where, f"{display} is not a regular file")
         limit = self.limits.max_bytes
         if info.st_size > limit:
-            raise _Refused(
+            raise Refused(
                 display,
                 f"file is {info.st_size} bytes, more than the limit of {limit} (max_bytes)",
                 "split the spec into smaller files or raise the byte limit",
             )
         if self.bytes_read + info.st_size > limit:
-            raise _Refused(
+            raise Refused(
                 display,
                 f"the spec's files together exceed {limit} bytes (max_bytes)",
                 "reference fewer or smaller files",
@@ -554,20 +252,18 @@ class _Bundler:
                 # One byte more than stat() promised tells us the file grew meanwhile.
                 raw = handle.read(info.st_size + 1)
         except OSError as exc:
-            raise _Refused(where, f"cannot read {display}: {exc.strerror}") from None
+            raise Refused(where, f"cannot read {display}: {exc.strerror}") from None
         if len(raw) > info.st_size:
-            raise _Refused(display, f"{display} changed while it was being read")
+            raise Refused(display, f"{display} changed while it was being read")
         self.bytes_read += len(raw)
-        text = _decode(raw, display)
+        text = decode_utf8(raw, display)
         refs: list[tuple[dict[str, Any], _Place]] = []
-        # The entry file's text is indexed when it is JSON, with the sha256 of its bytes.
-        indexed = (lambda: hashlib.sha256(raw).hexdigest()) if referrer is None else None
         if real.lower().endswith(".json"):
-            return (*_parse_json(text, display, self.limits, self.sink, refs, indexed), refs)
+            return (*parse_json(text, display, self.limits, self.sink, refs), refs)
         if text.lstrip().startswith("{"):
             try:
-                return (*_parse_json(text, display, self.limits, self.sink, refs, indexed), refs)
-            except _Refused:
+                return (*parse_json(text, display, self.limits, self.sink, refs), refs)
+            except Refused:
                 pass  # a YAML flow mapping is not necessarily JSON
         from .yamlload import parse_yaml  # PyYAML is imported for YAML files only
 
@@ -601,7 +297,7 @@ class _Bundler:
             target, fragment = self._target(file, ref, where)
         except _Unresolvable as exc:
             return self._unresolved(where, ref, exc.message, exc.hint, pointer)
-        except _Refused as exc:
+        except Refused as exc:
             self.sink.error(exc.location, exc.message, exc.hint)
             return None
         if target is None:
@@ -661,16 +357,16 @@ class _Bundler:
             return file, fragment
         scheme = _SCHEME.match(location)
         if scheme is not None and scheme.group().lower() == "file:":
-            raise _Refused(where, f"$ref {ref!r} points outside the spec folder", _OUTSIDE_HINT)
+            raise Refused(where, f"$ref {ref!r} points outside the spec folder", _OUTSIDE_HINT)
         if scheme is not None or location.startswith("//"):
             # Any other scheme names a resource we would have to fetch: never done.
             raise _Unresolvable(where, f"network $ref not fetched: {ref!r}", _NETWORK_HINT)
         try:
             real = os.path.realpath(os.path.join(os.path.dirname(file.real), unquote(location)))
         except (OSError, ValueError):
-            raise _Refused(where, f"invalid $ref path {ref!r}", _MISSING_HINT) from None
+            raise Refused(where, f"invalid $ref path {ref!r}", _MISSING_HINT) from None
         if not _inside(real, self.root):
-            raise _Refused(where, f"$ref {ref!r} points outside the spec folder", _OUTSIDE_HINT)
+            raise Refused(where, f"$ref {ref!r} points outside the spec folder", _OUTSIDE_HINT)
         display = self._display(real)
         if not os.path.exists(real):
             raise _Unresolvable(
@@ -688,13 +384,13 @@ def _describe_top_level(value: Any) -> str:
     return f"the top level is a {type(value).__name__} value"
 
 
-def _decode(raw: bytes, display: str) -> str:
+def decode_utf8(raw: bytes, display: str) -> str:
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = raw.count(b"\n", 0, exc.start) + 1
         column = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
-        raise _Refused(
+        raise Refused(
             f"{display}:{line}:{column}",
             f"the file is not valid UTF-8 (byte 0x{raw[exc.start]:02x})",
             "save the file as UTF-8",
@@ -743,18 +439,15 @@ def _pointer(place: _Place) -> str:
 
 
 # ---------------------------------------------------------------------- JSON
-def _parse_json(
+def parse_json(
     text: str,
     display: str,
     limits: Limits,
     sink: DiagnosticSink,
     refs: list[tuple[dict[str, Any], _Place]] | None = None,
-    indexed: Callable[[], str] | None = None,
-) -> tuple[Any, _Source]:
+) -> tuple[Any, FileSource]:
     """The data of JSON `text` and its source; `refs`, when given, receives the objects that
-    hold a string `$ref`, with their places, in document order. `indexed`: the source keeps
-    the text's index (textindex.py) when the text passes the quick load's checks, with the
-    sha256 of its bytes that `indexed` gives."""
+    hold a string `$ref`, with their places, in document order."""
     duplicates: dict[int, list[str]] = {}
     finite = True
 
@@ -778,33 +471,20 @@ def _parse_json(
     decoder = json.JSONDecoder(
         object_pairs_hook=pairs_hook, parse_float=number, parse_constant=number
     )
-    layout: Layout | None = None
     try:
-        walked = decode_indexed(text, decoder) if indexed is not None else None
-        if walked is None:  # the standard parser alone, with hooks of a fresh state
-            duplicates.clear()
-            finite = True
-            data = decoder.decode(text)
-        else:
-            data, layout = walked
+        data = decoder.decode(text)
     except json.JSONDecodeError as exc:
-        raise _Refused(
+        raise Refused(
             f"{display}:{exc.lineno}:{exc.colno}",
             f"JSON syntax error: {exc.msg}",
             "fix the JSON at this position",
         ) from None
     except RecursionError:
         where = _too_deep_at(text, limits.max_depth)
-        raise _Refused(f"{display}:{where}", _depth_message(limits), _DEPTH_HINT) from None
-    source = _Source(display, None, finite)
+        raise Refused(f"{display}:{where}", depth_message(limits), DEPTH_HINT) from None
+    source = FileSource(display, None, finite)
     _check_json(data, limits, duplicates, source, sink, refs)
-    if layout and finite and not duplicates and refs is not None and indexed is not None:
-        pointing = into_paths(holder["$ref"] for holder, _ in refs)
-        source = replace(source, index=index_of(text, layout, pointing, indexed()))
     return data, source
-
-
-_DEPTH_HINT = "flatten the structure with $ref to named components"
 
 
 def _too_deep_at(text: str, max_depth: int) -> str:
@@ -835,23 +515,19 @@ def _too_deep_at(text: str, max_depth: int) -> str:
     return "1:1"
 
 
-def _depth_message(limits: Limits) -> str:
-    return f"nested deeper than {limits.max_depth} levels (max_depth)"
-
-
 def _check_json(
     data: Any,
     limits: Limits,
     duplicates: dict[int, list[str]],
-    source: _Source,
+    source: FileSource,
     sink: DiagnosticSink,
     refs: list[tuple[dict[str, Any], _Place]] | None,
 ) -> None:
     """The limits, and a warning for each duplicate key, in document order (depth first);
     the objects holding a string `$ref` into `refs` on the way (one walk instead of two).
 
-    The parser makes plain dicts, lists and strings only, so `type(x) is` tests do (a third
-    of the walk's time went to `isinstance`: 0.15 -> 0.07 s on GitHub's 90,000 containers)."""
+    The parser makes plain dicts, lists and strings only, so `type(x) is` tests do, and are
+    cheaper than `isinstance` on every container of a large spec."""
     count = 1
     stack: list[tuple[Any, _Place, int]] = [(data, None, 0)]
     max_depth, max_nodes = limits.max_depth, limits.max_nodes
@@ -873,19 +549,12 @@ def _check_json(
         else:
             continue
         if depth >= max_depth:
-            raise _Refused(source.locate(_pointer(place)), _depth_message(limits), _DEPTH_HINT)
+            raise Refused(source.locate(_pointer(place)), depth_message(limits), DEPTH_HINT)
         count += len(node)
         if count > max_nodes:
-            raise _Refused(source.locate(_pointer(place)), _nodes_message(limits), _NODES_HINT)
+            raise Refused(source.locate(_pointer(place)), nodes_message(limits), NODES_HINT)
         below = depth + 1
         children = [(v, (place, k), below) for k, v in items if type(v) is dict or type(v) is list]
         if children:
             children.reverse()
             stack.extend(children)
-
-
-_NODES_HINT = "the document is too large to process safely"
-
-
-def _nodes_message(limits: Limits) -> str:
-    return f"more than {limits.max_nodes} values, counting alias expansions (max_nodes)"

@@ -18,15 +18,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, AnyStr, Literal
+from typing import Any, Literal
 
 from . import ir
 from .jsontext import compact, pretty
 from .render import catalog
-from .toolmemo import made_once
 
 LOCK_FILE = "tools.lock.json"
 LOCK_FORMAT = 1
@@ -105,7 +103,7 @@ def tool_summary(tool: ir.Tool, entry: Mapping[str, Any]) -> dict[str, Any]:
     """One tool's lock entry; `entry` is the tool's `tools.json` entry (render.catalog)."""
     definition = {key: entry[key] for key in _DEFINITION_KEYS if key in entry}
     summary: dict[str, Any] = {
-        "hash": made_once("lock-hash", tool, lambda: digest(definition)),
+        "hash": digest(definition),
         "description": entry["description"],
         "annotations": entry["annotations"],
         "inputSchema": entry["inputSchema"],
@@ -144,38 +142,18 @@ def server_summary(server: ir.Server) -> dict[str, Any]:
 
 def lock_document(server: ir.Server) -> dict[str, Any]:
     """The lock of `server`'s tool surface."""
-    return lock_parts(server)[0]
-
-
-def lock_parts(server: ir.Server) -> tuple[dict[str, Any], dict[str, str]]:
-    """The lock of `server`'s tool surface, and each tool summary's canonical text, by tool
-    name: what the lock's `hash` is taken over (`summaries_digest`), kept by a run so that
-    the next one can patch one tool's summary without reading every other (patch.py)."""
     entries = {entry["name"]: entry for entry in catalog(server)["tools"]}
     tools = {tool.name: tool_summary(tool, entries[tool.name]) for tool in server.tools}
-    texts = {name: canonical(summary) for name, summary in tools.items()}
     document = {
         "format": LOCK_FORMAT,
         "generator": "mcpmint",
         "tools": tools,
-        "hash": summaries_digest(texts),
+        "hash": digest(tools),
     }
     summary = server_summary(server)
     if summary:
         document["server"] = summary
-    return document, texts
-
-
-def summaries_digest(texts: Mapping[str, str]) -> str:
-    """`digest(tools)` of the lock's tool summaries, from each one's canonical text (`texts`,
-    by tool name): the canonical text of an object is its keys in order, each with its
-    value's canonical text, so the bytes hashed are the same."""
-    # Fed piece by piece: joining GitHub's 7 MB of summaries first took twice as long.
-    hashed = hashlib.sha256(b"{")
-    for index, name in enumerate(sorted(texts)):
-        hashed.update(f"{',' if index else ''}{canonical(name)}:{texts[name]}".encode())
-    hashed.update(b"}")
-    return hashed.hexdigest()
+    return document
 
 
 def lock_text(server: ir.Server) -> str:
@@ -205,181 +183,6 @@ def parse_lock(text: str) -> dict[str, Any]:
     if not isinstance(tools, dict) or not all(isinstance(t, dict) for t in tools.values()):
         raise LockError("tools must be an object of tool summaries")
     return dict(data)
-
-
-def changes_since(old_text: str, new_text: str, new: Mapping[str, Any]) -> list[Change]:
-    """`diff_locks(parse_lock(old_text), new)`, where `new_text` is `dump(new)`.
-
-    A large server's lock is 15 MB (GitHub), and a run that changed one operation would
-    parse it all back to find one tool's change. Instead, the two texts' tools are compared
-    as text (as `dump` lays them out): from where they first differ to where they last do,
-    widened to whole tools (every tool outside is the same text in both), and only the tools
-    of that stretch whose text differs are parsed and compared. They are all that
-    `diff_locks` reports: a tool whose summary is the same has no change, and renames pair
-    removed tools with added ones. A text laid out otherwise (an older format, a hand edit)
-    is parsed whole. `LockError` when `old_text` is not a lock.
-    """
-    found = _differing_stretch(old_text, new_text)
-    if found is None:
-        return diff_locks(parse_lock(old_text), new)
-    old_head, old_tools, new_tools = found
-    differing = {name: text for name, text in old_tools.items() if new_tools.get(name) != text}
-    try:
-        old = parse_lock(old_head) | {"tools": {n: json.loads(t) for n, t in differing.items()}}
-    except ValueError as exc:
-        raise LockError(f"not JSON: {exc}") from None
-    if not all(isinstance(summary, dict) for summary in old["tools"].values()):
-        raise LockError("tools must be an object of tool summaries")
-    changed = {name for name, text in new_tools.items() if old_tools.get(name) != text}
-    tools = new["tools"]
-    return diff_locks(old, {**new, "tools": {name: tools[name] for name in changed}})
-
-
-_TOOLS_OPEN = '\n  "tools": {\n'
-_TOOLS_CLOSE = "\n  }\n}\n"  # `tools` sorts last of the lock's keys
-_KEY_LINE = '\n    "'  # the start of a tool's line (deeper lines have more spaces)
-_TOOL_KEY = re.compile(r'    ("[A-Za-z0-9_.-]*"): \{\n')
-_TOOL_CLOSE = "\n    }"
-_HASH_LINE = '\n  "hash": "'  # the lock's own hash (deeper `hash` lines have more spaces)
-
-
-def _tools_span(text: AnyStr) -> tuple[int, int] | None:
-    """Where a lock text's tools are (or its UTF-8 bytes': the markers are ASCII): the start
-    of the first tool's line and the newline of the tools' closing brace; None when the text
-    is not laid out as `dump` writes it."""
-    opening, closing = _like(text, _TOOLS_OPEN), _like(text, _TOOLS_CLOSE)
-    start = text.find(opening)
-    if start < 0 or text.find(opening, start + 1) >= 0 or not text.endswith(closing):
-        return None
-    return start + len(opening), len(text) - len(closing)
-
-
-def _like(text: AnyStr, marker: str) -> AnyStr:
-    """`marker` (ASCII) as text, or as bytes to search bytes with."""
-    if isinstance(text, str):
-        return marker
-    return marker.encode("ascii")
-
-
-def _differing_stretch(
-    old_text: str, new_text: str
-) -> tuple[str, dict[str, str], dict[str, str]] | None:
-    """The old lock's text with `{}` for its tools, and the tools (text by name) of each
-    text from the first tool whose text differs to the last; None when a text is not laid
-    out as `dump` writes it."""
-    old, new = _tools_span(old_text), _tools_span(new_text)
-    if old is None or new is None:
-        return None
-    room = min(old[1] - old[0], new[1] - new[0])
-    ahead = _same_run(old_text, old[0], new_text, new[0], room)
-    behind = _same_run(old_text, old[1], new_text, new[1], room - ahead, backward=True)
-    old_tools = _tools_over(old_text, old, ahead, behind)
-    new_tools = _tools_over(new_text, new, ahead, behind)
-    if old_tools is None or new_tools is None:
-        return None
-    return _head(old_text, old), old_tools, new_tools
-
-
-def _head(text: AnyStr, span: tuple[int, int]) -> AnyStr:
-    """The text of a lock with `{}` for its tools (`span`: `_tools_span(text)`)."""
-    # `"tools": {` ... `\n  }`, less what is between the braces
-    return text[: span[0] - 1] + _like(text, "}") + text[span[1] + len("\n  }") :]
-
-
-def patched_text(
-    data: bytes, summaries: Mapping[str, Any], digest: str
-) -> tuple[bytes, dict[str, Any]] | None:
-    """A lock's UTF-8 bytes, laid out as `dump` writes it, with the summaries of the tools
-    named in `summaries` and its `hash` (`digest`) replaced (patch.py), and its document with
-    no tools; None when it is not laid out so or lacks one of the tools. Bytes, not text:
-    15 MB of text with a character beyond ASCII took 0.02-0.04 s to encode for the write."""
-    span = _tools_span(data)
-    hash_line, close = _HASH_LINE.encode("ascii"), _TOOL_CLOSE.encode("ascii")
-    hash_at = data.find(hash_line) + len(hash_line)
-    if span is None or hash_at < len(hash_line) or data[hash_at + 64 : hash_at + 65] != b'"':
-        return None
-    spans = [(hash_at, hash_at + 64, digest.encode("ascii"))]
-    for name, summary in summaries.items():
-        line = f"{_KEY_LINE[:-1]}{canonical(name)}: {{\n".encode()
-        key = data.find(line, span[0] - 1, span[1])
-        end = data.find(close, key, span[1] + 1) if key >= 0 else -1
-        if end < 0:
-            return None
-        value = data.index(b"{", key)
-        summary_text = pretty(summary).replace("\n", "\n    ")
-        spans.append((value, end + len(close), summary_text.encode()))
-    return spliced(data, spans), parse_lock(_head(data, span).decode("utf-8"))
-
-
-def spliced(text: AnyStr, spans: list[tuple[int, int, AnyStr]]) -> AnyStr:
-    """`text` (or bytes) with each (start, end) stretch replaced by its new text (a patched
-    run's files: here and patch.py); ValueError when two stretches overlap."""
-    # Bytes are cut through a view: a slice of bytes is a copy, and copying the unchanged
-    # stretches of GitHub's 15 MB lock cost as much again as the join (17 -> 7 ms a file,
-    # and 3,600 fewer pages touched, measured).
-    source: Any = memoryview(text) if isinstance(text, bytes) else text
-    parts, at = [], 0
-    for start, end, new in sorted(spans):
-        if start < at:
-            raise ValueError("overlapping stretches")
-        parts += [source[at:start], new]
-        at = end
-    parts.append(source[at:])
-    return text[:0].join(parts)
-
-
-def _same_run(a: str, i: int, b: str, j: int, limit: int, *, backward: bool = False) -> int:
-    """How many characters `a` from `i` and `b` from `j` have in common (going back from just
-    before them with `backward`), at most `limit`: compared in slices, halved around the
-    first difference (a few milliseconds on 15 MB)."""
-    done, size = 0, 1 << 16
-    while done < limit:
-        size = min(size, limit - done)
-        if backward:
-            same = a[i - done - size : i - done] == b[j - done - size : j - done]
-        else:
-            same = a[i + done : i + done + size] == b[j + done : j + done + size]
-        if same:
-            done += size
-        elif size == 1:
-            break
-        else:
-            size //= 2
-    return done
-
-
-def _tools_over(text: str, span: tuple[int, int], ahead: int, behind: int) -> dict[str, str] | None:
-    """The tools of `text` that overlap the stretch between the first `ahead` and the last
-    `behind` characters of its tools (which the other text shares), by name. The stretch is
-    widened to whole tools by searching inside the shared characters only, so both texts
-    are cut at the same tools."""
-    first, close = span
-    line = text.rfind(_KEY_LINE, first - 1, first + ahead)
-    at = first if line < 0 else line + 1
-    stop = text.find(_KEY_LINE, close - behind)
-    return _tool_texts(text, at, close if stop < 0 else stop)
-
-
-def _tool_texts(text: str, at: int, stop: int) -> dict[str, str] | None:
-    """The summaries (text by name) of the tools from the line at `at` up to `stop` (the
-    newline before the next tool's line, or before the tools' closing brace)."""
-    tools: dict[str, str] = {}
-    while at < stop:
-        key = _TOOL_KEY.match(text, at)
-        if key is None:
-            return None
-        value = key.end() - 2  # the opening brace
-        end = text.find(_TOOL_CLOSE, value, stop)
-        if end < 0:
-            return None
-        end += len(_TOOL_CLOSE)
-        tools[json.loads(key.group(1))] = text[value:end]
-        if end == stop:
-            break
-        if not text.startswith(",\n", end):
-            return None
-        at = end + 2
-    return tools
 
 
 # ---------------------------------------------------------------------------- changes

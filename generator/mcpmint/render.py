@@ -42,24 +42,8 @@ class FileTree:
     generated: dict[str, str] = field(default_factory=dict)  # rewritten on every run
     scaffold: dict[str, str] = field(default_factory=dict)  # the user's: written when missing
     # The document tools.lock.json was written from, when the tree has one: comparing it
-    # with the previous lock needs no second reading of 15 MB of text (GitHub).
+    # with the previous lock needs no second reading of the text.
     lock: Mapping[str, Any] | None = None
-    # The previous lock's document with only the tools `lock` holds, when the others are the
-    # same text in both (a patched run's): the changes are these tools' alone.
-    lock_before: Mapping[str, Any] | None = None
-    # Each tool summary's canonical text in that lock (lock.lock_parts), by tool name.
-    lock_summaries: Mapping[str, str] | None = None
-    # Generated files left as they are, with the sha256 of their bytes: a patched run's
-    # (patch.py) files that hold no changed tool, checked to be what the last run wrote.
-    kept: Mapping[str, str] = field(default_factory=dict)
-    # The bytes on disk of generated files this run found to be what the last run wrote (a
-    # patched run's, which it rewrites): the write stage need not read or hash them again
-    # (GitHub: 33 MB).
-    on_disk: Mapping[str, bytes] = field(default_factory=dict)
-    # Generated files made as UTF-8 bytes (a patched run splices the large ones), not in
-    # `generated`: the write stage takes them as they are (no text of 31 MB is decoded from
-    # them or encoded back).
-    encoded: Mapping[str, bytes] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -109,8 +93,7 @@ _NO_TOOLS = '\n  "tools": [],\n'
 def catalog_text(document: Mapping[str, Any]) -> str:
     """`tools.json`: `document` laid out as `dump_json` lays it out, but for its tools, each
     one compact on a line of its own (sorted keys, as `jsontext.compact` writes them). Half
-    the bytes of an indented list (GitHub's 1,223 tools: 16.2 -> 7.9 MB) for the server to
-    read at start-up and a regeneration to read, hash and write again; a diff still shows
+    the bytes of an indented list for the server to read at start-up; a diff still shows
     each changed tool, as the line that holds it."""
     tools = document["tools"]
     text = dump_json({**document, "tools": []})
@@ -177,23 +160,6 @@ def render(inputs: RenderInputs) -> FileTree:
     if context["handlers"] or context["readers"]:  # hooks.py is never rewritten: new stubs
         generated[f"{src}/_generated/handler_stubs.py"] = template("handler_stubs.py.jinja")
     return FileTree(generated=generated, scaffold=scaffold)
-
-
-def reference_rows(inputs: RenderInputs) -> dict[str, str]:
-    """Each tool's row of the tools table in `REFERENCE.md`, by tool name, as `render` writes
-    it (a regeneration that patches one tool's row: patch.py)."""
-    text = _environment().get_template(REFERENCE + ".jinja").render(_context(inputs))
-    rows = {}
-    for tool in inputs.server.tools:
-        start = text.index(reference_row_start(tool.name)) + 1
-        rows[tool.name] = text[start : text.index("\n", start) + 1]
-    return rows
-
-
-def reference_row_start(name: str) -> str:
-    """How a tool's row in `REFERENCE.md` begins, with the newline before it (tool names
-    hold no backtick or pipe: naming.py)."""
-    return f"\n| `{name}` |"
 
 
 def _context(inputs: RenderInputs) -> dict[str, Any]:

@@ -114,9 +114,7 @@ class SchemaConverter:
         openapi: tuple[int, int],
         sink: DiagnosticSink,
         locate: Callable[[str], str],
-        graph: RefGraph | None = None,
     ) -> None:
-        """`graph`: the document's reference graph, when the caller made it (patch.py)."""
         self._openapi = openapi
         self._sink = sink
         self._locate = locate
@@ -124,7 +122,7 @@ class SchemaConverter:
         # Where every report was about, repeats included: a tool is reused from the previous
         # run (toolmemo.py) only when nothing was reported about what it is built from.
         self.reported_pointers: list[str] = []
-        self.graph = graph if graph is not None else RefGraph(document)
+        self.graph = RefGraph(document)
         self._modes = {
             "input": _ModeConverter(self, output=False),
             "output": _ModeConverter(self, output=True),
@@ -221,25 +219,12 @@ class SchemaRoot:
 class RefGraph:
     """Which `$ref` targets take part in a reference cycle, and their `$defs` names."""
 
-    def __init__(self, document: Mapping[str, Any], known: Mapping[str, Any] | None = None) -> None:
-        """The graph of `document`'s `$ref` targets. `known`: `parts()` of the graph of a
-        document with everything but the path items the same (patch.py): the targets it
-        knows keep their edges and loops, and the cycles and their names are taken as they
-        are, since no cycle goes through a path item when no `$ref` points into `#/paths`
-        (a node on a cycle is a target of the node before it, outside the path items, and
-        its edges are its own); only the targets it does not know are read."""
+    def __init__(self, document: Mapping[str, Any]) -> None:
+        """The graph of `document`'s `$ref` targets."""
         self._document = document
         self._edges: dict[str, list[str]] = {}
         loops: set[str] = set()
-        known_edges = known["edges"] if known is not None else {}
-        known_loops = set(known["loops"]) if known is not None else set()
-        found = ref_targets(document) if known is None else _new_targets(document, known_edges)
-        for target in sorted(found):
-            if target in known_edges:
-                self._edges[target] = list(known_edges[target])
-                if target in known_loops:
-                    loops.add(target)
-                continue
+        for target in sorted(ref_targets(document)):
             node = self.resolve(target)
             if node is None:
                 continue
@@ -250,22 +235,9 @@ class RefGraph:
         self.ordered = sorted(self._edges)
         # `A: {$ref: B}`, `B: {$ref: A}` describes nothing, and a validator would never return.
         self.loops = frozenset(loops)
-        if known is None:
-            self.cyclic = frozenset(_cyclic_nodes(self._edges))
-            self.names = _def_names(sorted(self.cyclic))
-        else:
-            self.cyclic = frozenset(known["cyclic"])
-            self.names = dict(known["names"])
+        self.cyclic = frozenset(_cyclic_nodes(self._edges))
+        self.names = _def_names(sorted(self.cyclic))
         self.by_name = {name: pointer for pointer, name in self.names.items()}
-
-    def parts(self) -> dict[str, Any]:
-        """What a later graph of the same document but its path items is made from (JSON)."""
-        return {
-            "edges": self._edges,
-            "loops": sorted(self.loops),
-            "cyclic": sorted(self.cyclic),
-            "names": self.names,
-        }
 
     def resolve(self, pointer: str) -> Any:
         """The node at a normalised `#/...` pointer, or None when there is none."""
@@ -812,23 +784,6 @@ def ref_targets(document: Any) -> set[str]:
             stack.extend(node.values())
         elif isinstance(node, list):
             stack.extend(node)
-    return found
-
-
-def _new_targets(document: Mapping[str, Any], known: Mapping[str, Any]) -> set[str]:
-    """The known targets, and those the path items refer to, with what they reach."""
-    found = set(known)
-    todo = list(ref_targets(document.get("paths")) - found)
-    while todo:
-        target = todo.pop()
-        if target in found:
-            continue
-        found.add(target)
-        try:
-            node = refs.resolve_pointer(document, target)
-        except refs.PointerError:
-            continue
-        todo.extend(ref_targets(node) - found)
     return found
 
 

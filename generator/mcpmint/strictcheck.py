@@ -1,8 +1,13 @@
 """The strict check of an OpenAPI document: openapi-spec-validator, made offline and fast.
 
-The validate stage (validate.py) imports this only when findings must be computed: the
-libraries take a tenth of a second to import, which a run whose findings are cached, or made
-in the second process, does not need.
+The validate stage (validate.py) imports this only when findings must be computed: a run
+whose findings are cached does not need the libraries.
+
+Two hooks reach into the libraries' internals, both to keep large specs' validation from
+being quadratic or dominated by a Protocol check; both libraries are pinned exactly in
+pyproject.toml, and tests/test_validate.py fails when either hook stops applying:
+`_VisitedIds` replaces openapi-spec-validator's `visited_schema_ids` lists, and
+`_plain_subnodes` replaces pathable's `SubscriptableAccessor._get_subnode`.
 """
 
 from __future__ import annotations
@@ -32,7 +37,10 @@ from pathable.accessors import SubscriptableAccessor
 from .diagnostics import DiagnosticSink
 from .load import RawDocument
 from .refs import escape_token
-from .validate import MAX_MESSAGE, MAX_REPORTED, SUPPORTED, SpecVersion
+from .specversion import SUPPORTED, SpecVersion
+
+MAX_REPORTED = 25
+MAX_MESSAGE = 300
 
 _FINDING_HINT = (
     "the spec does not strictly follow the OpenAPI schema; generation goes on, and later "
@@ -73,7 +81,7 @@ class _VisitedIds(list[int]):
     """The validator's "seen this schema" registry, with set-speed membership.
 
     openapi-spec-validator keeps these ids in plain lists and asks `id in list` for every
-    schema it visits: quadratic, about 5 s of GitHub's 969 component schemas. Same contents,
+    schema it visits: quadratic in the number of schemas. Same contents,
     same order, constant-time `in`.
     """
 
@@ -168,21 +176,14 @@ class _NoFindings:
         return iter(())
 
 
-class _SkipComponents(keywords.KeywordValidator):
-    """The library's walk of the components, left out (validateparts.py)."""
-
-    def __call__(self, components: Any) -> Iterator[ValidationError]:
-        return iter(())
-
-
-def _validator(version: SpecVersion, data: Any, *, skip_components: bool = False) -> SpecValidator:
+def _validator(version: SpecVersion, data: Any) -> SpecValidator:
     """The spec validator for `data`: the document-schema check first, then the library's
     own checks (path parameters, operation ids, defaults against their schemas, ...).
 
-    The document-schema check of a large spec is seconds of pure-Python jsonschema (3 s on
-    GitHub's). jsonschema-rs answers "valid or not" against the very same schema in a tenth
-    of that; only a document that fails it goes through jsonschema, whose errors carry the
-    alternatives that `_describe` picks the best reason from.
+    The document-schema check of a large spec is seconds of pure-Python jsonschema.
+    jsonschema-rs answers "valid or not" against the very same schema in compiled code; only
+    a document that fails it goes through jsonschema, whose errors carry the alternatives
+    that `_describe` picks the best reason from.
     """
     key = (version.family, version.major, version.minor)
     meta_schema = _meta_schema(_META_SCHEMAS[key])
@@ -192,8 +193,6 @@ def _validator(version: SpecVersion, data: Any, *, skip_components: bool = False
     else:
         checker = validator_for(meta_schema)(meta_schema)
     members: dict[str, Any] = {"schema_validator": checker}
-    if skip_components:
-        members["keyword_validators"] = {**base.keyword_validators, "components": _SkipComponents}
     validator_class: type[SpecValidator] = type(base.__name__, (base,), members)
     return validator_class(data, base_uri="")
 
@@ -277,36 +276,18 @@ def _set_subnode(step: classmethod[Any, Any, Any]) -> None:
     setattr(SubscriptableAccessor, "_get_subnode", step)  # noqa: B010 (typed as a function)
 
 
-def report_findings(
-    doc: RawDocument, version: SpecVersion, sink: DiagnosticSink, paths: list[str] | None = None
-) -> bool:
+def report_findings(doc: RawDocument, version: SpecVersion, sink: DiagnosticSink) -> bool:
     """Report the findings of `doc` as warnings; False when the validator failed (also
-    reported). With `paths`, only those path items are walked, with everything but the other
-    path items, and the components are not walked (validateparts.py says when that finds
-    what the whole document's validation would)."""
-    data = doc.data
-    if paths is not None:
-        data = {**data, "paths": {path: data["paths"][path] for path in paths}}
-    with _plain_subnodes():
-        return _report_findings(doc, data, version, sink, skip_components=paths is not None)
-
-
-def _report_findings(
-    doc: RawDocument,
-    data: Any,
-    version: SpecVersion,
-    sink: DiagnosticSink,
-    *,
-    skip_components: bool,
-) -> bool:
+    reported)."""
     reported = 0
     completed = True
     try:
-        for error in _validator(version, data, skip_components=skip_components).iter_errors():
-            reported += 1
-            if reported <= MAX_REPORTED:
-                location, message = _describe(doc, error)
-                sink.warning(location, f"validation: {message}", _FINDING_HINT)
+        with _plain_subnodes():
+            for error in _validator(version, doc.data).iter_errors():
+                reported += 1
+                if reported <= MAX_REPORTED:
+                    location, message = _describe(doc, error)
+                    sink.warning(location, f"validation: {message}", _FINDING_HINT)
     except Exception as exc:  # the validator is third-party code run on hostile input
         sink.warning(
             doc.locate("#"),
@@ -345,11 +326,11 @@ def _one_line(text: str) -> str:
 
 def _clear_validator_cache() -> None:
     # SpecValidator.iter_errors is an unbounded lru_cache keyed on the validator, so it would
-    # keep every validated document (13 MB of JSON for GitHub's) alive for the whole process.
+    # keep every validated document alive for the whole process.
     cached = getattr(SpecValidator.iter_errors, "__wrapped__", None)
     cache_clear = getattr(cached, "cache_clear", None)
     if callable(cache_clear):
         cache_clear()
 
 
-assert set(_VALIDATORS) == SUPPORTED  # validate.py's version check and this agree
+assert set(_VALIDATORS) == SUPPORTED  # specversion.py's version check and this agree

@@ -1,17 +1,18 @@
 """Reuse of the previous run's tools: an operation whose inputs did not change is not rebuilt.
 
 Building a tool (converting its parameter, body and response schemas, compacting them,
-checking its examples) is the largest stage of a run on a large spec: 2.1 s of GitHub's
-1,223 operations. A tool is a pure function of what the frontend reads to build it: the
-operation and its path item's parameters, every component they reach through `$ref`
-(transitively), how the reference graph sees each of those (in a cycle or not, its `$defs`
-name), its name and namespace, and the options and document-level settings every tool shares.
-`ToolKeys` digests exactly that, so a key names one result.
+checking its examples) is the largest stage of a run on a large spec. A tool is a pure
+function of what the frontend reads to build it: the operation and its path item's
+parameters, every component they reach through `$ref` (transitively), how the reference
+graph sees each of those (in a cycle or not, its `$defs` name), its name and namespace, and
+the options and document-level settings every tool shares. `ToolKeys` digests exactly that,
+so a key names one result.
 
-The memo (`cache.Memo`, kept in the stage cache) maps a key to
-the tool as JSON text. Only tools whose build reported nothing are kept: a warning belongs to
-every run, and a reused tool cannot say it. A hit decodes to a value equal to what the build
-would make (tests/test_toolmemo.py builds every test spec both ways).
+The memo (`cache.Memo`, kept in the stage cache and passed to the frontend by the
+pipeline) maps a key to the tool as JSON text. Only tools whose build reported nothing are
+kept: a warning belongs to every run, and a reused tool cannot say it. A hit decodes to a
+value equal to what the build would make (tests/test_toolmemo.py builds every test spec both
+ways).
 """
 
 from __future__ import annotations
@@ -22,10 +23,9 @@ import json
 import types
 import typing
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
 
 from . import ir, jsontext, refs
-from .cache import MemoSlot
 from .jsontext import SCALAR_TYPES
 from .schema import ref_targets
 
@@ -34,25 +34,10 @@ __all__ = [
     "ToolKeys",
     "decode_tool",
     "decoded",
-    "derived_key",
-    "digest_of",
     "encode_tool",
-    "made_once",
     "memo_text",
-    "note_origin",
-    "recall",
     "record_text",
-    "remember",
-    "reusing_tools",
-    "tool_memo",
 ]
-
-T = TypeVar("T")
-
-# The tool memo of the enclosing `reusing_tools` block.
-_TOOLS = MemoSlot("mcpmint_tool_memo")
-reusing_tools = _TOOLS.using
-tool_memo = _TOOLS.active
 
 
 def _refuse(value: Any) -> Any:
@@ -159,84 +144,6 @@ class ToolKeys:
             if not prefixes.isdisjoint(closure) or not prefixes.isdisjoint(own):
                 return True
         return False
-
-
-# ---------------------------------------------------------------- made from one tool
-#
-# Later stages make things from each tool alone, or from the tool and a few server-wide
-# settings: the lock's and the tests' digests of its definition, its size in `tools/list`,
-# its generated test case. For a tool the memo gave (or kept) this run, those are kept in the
-# same memo under a key derived from the tool's own: 0.3 s of a GitHub run that changed one
-# operation. A tool that a later stage replaced (an override, strict schemas) is not the
-# object the memo gave, has no key, and everything made from it is made again.
-
-
-def note_origin(tool: ir.Tool, key: str) -> None:
-    """Remember that this very `tool` is the memo's value under `key`."""
-    memo = tool_memo()
-    if memo is not None:
-        memo.origins[id(tool)] = (tool, key)
-
-
-def derived_key(kind: str, tool: ir.Tool, context: str = "") -> str | None:
-    """The memo key of what `kind` makes from `tool` and `context` (a digest of whatever
-    else it reads), or None when there is no memo or `tool` did not come from it."""
-    memo = tool_memo()
-    if memo is None:
-        return None
-    found = memo.origins.get(id(tool))
-    if found is None or found[0] is not tool:
-        return None
-    return hashlib.sha256(f"{kind}\0{found[1]}\0{context}".encode()).hexdigest()
-
-
-def made_once(kind: str, tool: ir.Tool, make: Callable[[], T]) -> T:
-    """`make()` (JSON data, never null, a function of `tool` alone), or what it made for this
-    tool in this run or the previous one."""
-    key = derived_key(kind, tool)
-    found = recall(key)
-    if found is not None:
-        return typing.cast(T, found)
-    value = make()
-    remember(key, value)
-    return value
-
-
-def digest_of(data: Any) -> str | None:
-    """A digest of JSON data for a `context`, or None when JSON cannot carry it exactly."""
-    try:
-        return hashlib.sha256(jsontext.exact(_encode(data))).hexdigest()
-    except (TypeError, ValueError):
-        return None
-
-
-def recall(key: str | None) -> Any:
-    """The JSON value kept under `key` by this run or the previous one; None when there is
-    none (or it is unreadable: a miss). Values are never null."""
-    memo = tool_memo()
-    if memo is None or key is None:
-        return None
-    text = memo.used.get(key, memo.previous.get(key))
-    if not isinstance(text, str):
-        return None
-    try:
-        value = json.loads(text)
-    except ValueError:
-        return None
-    memo.used[key] = text
-    return value
-
-
-def remember(key: str | None, value: Any) -> None:
-    """Keep JSON `value` under `key` (nothing when JSON cannot carry it exactly)."""
-    memo = tool_memo()
-    if memo is None or key is None or value is None:
-        return
-    try:
-        memo.used[key] = record_text(value)
-    except (TypeError, ValueError):
-        return
-    memo.missed += 1
 
 
 # ---------------------------------------------------------------- ir.Tool <-> JSON data

@@ -43,8 +43,6 @@ class WriteReport:
     lock_changes: list[Change] = field(default_factory=list)  # against the previous lock
     blocked: bool = False  # breaking changes without acceptance: nothing was written
     quick: bool = False  # `check` answered from the inputs fingerprint alone
-    # A run that patched the previous run's files (patch.py): the tools it built again.
-    patched: list[str] | None = None
 
     @property
     def changed(self) -> bool:
@@ -141,7 +139,7 @@ def file_sha256(path: Path) -> str:
 def _current(target: Path) -> bytes:
     """A file's bytes as the write stage compares them: with universal newlines, as reading
     it as text would (a checkout may have turned the generated LF into CRLF). Bytes, not
-    text: the tree is encoded once, and neither side is decoded (GitHub's 35 MB: 0.06 s)."""
+    text: the tree is encoded once, and neither side is decoded."""
     data = target.read_bytes()
     if b"\r" in data:
         data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
@@ -161,7 +159,6 @@ def quick_up_to_date(
     *,
     scaffolded: bool = False,
     config_options: Mapping[str, Any] | None = None,
-    hashed: dict[str, str] | None = None,
 ) -> bool:
     """True when `out` was generated from exactly these inputs and no generated file changed
     since: the inputs fingerprint is recomputed by hashing the input files only (nothing is
@@ -173,8 +170,7 @@ def quick_up_to_date(
     `config_options`: a run from a spec that writes, and the options of the run of the project
     config it scaffolds: that config must be in `out` with the bytes it was scaffolded with
     (the record's `from_config` matches with its hash), or the run would write it back, or
-    warn that an edited one is ignored. `hashed`: given, it is given the sha256 of each input
-    file hashed, by path as recorded (a run that follows need not read them again)."""
+    warn that an edited one is ignored."""
     try:
         data = json.loads((out / MANIFEST).read_text(encoding="utf-8"))
         recorded = data["inputs"]
@@ -190,10 +186,8 @@ def quick_up_to_date(
             if not safe_relative(path) or (out / path).is_symlink():
                 return False
         # The inputs first: when they changed (a regeneration to come), the generated files
-        # are not read (GitHub's: 33 MB, 0.02-0.03 s).
+        # need not be read.
         read_hashes = dict(zip(read, sha256_each([out / path for path in read]), strict=True))
-        if hashed is not None:
-            hashed.update(read_hashes)
         digest = inputs_fingerprint(spec, read_hashes, options, version)
         if digest["fingerprint"] not in (recorded["fingerprint"], recorded.get(FROM_CONFIG)):
             return False
@@ -211,24 +205,12 @@ def quick_up_to_date(
 
 
 def sha256_each(paths: list[Path]) -> list[str]:
-    """`file_sha256` of each path, in order, two at a time: hashlib lets go of the GIL, and
-    the pre-commit hooks' quick check of a GitHub-sized project hashes 46 MB (0.06 s in one
-    thread, 0.03 s in two, measured)."""
-    return _two_at_a_time(file_sha256, paths)
+    """`file_sha256` of each path, in order."""
+    return [file_sha256(path) for path in paths]
 
 
 def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
-
-
-def _two_at_a_time(function: Callable[[T], str], items: list[T]) -> list[str]:
-    """`function` of each item, in order, in two threads (for work that lets go of the GIL)."""
-    if len(items) < 2:
-        return [function(item) for item in items]
-    from concurrent.futures import ThreadPoolExecutor
-
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        return list(pool.map(function, items))
 
 
 # The inputs record's key for the fingerprint of the run of the project config a spec run
@@ -270,16 +252,14 @@ def plan(
     """Decide what to write (the bytes, by path) and remove; report refusals as errors in
     `sink`.
 
-    Each generated file is encoded once (or given as bytes: `FileTree.encoded`), hashed for
-    the manifest and compared with the bytes on disk; nothing on disk is decoded (GitHub's
-    35 MB: 0.06 s less). The encoded copy is kept for the files to write (encoding them again
-    took 0.03 s of a GitHub run, its text not being ASCII) and dropped for the others."""
+    Each generated file is encoded once, hashed for the manifest and compared with the bytes
+    on disk (compared as bytes: nothing on disk needs decoding unless it differs)."""
     report = WriteReport()
     previous = _read_manifest(out, sink)
     if previous is None:
         return {}, [], report
     writes: dict[str, bytes] = {}
-    for path in sorted({*tree.generated, *tree.encoded, *tree.kept, *tree.scaffold}):
+    for path in sorted({*tree.generated, *tree.scaffold}):
         if not safe_relative(path):
             sink.error(path, "refusing to write outside the output folder")
             return {}, [], report
@@ -297,13 +277,6 @@ def plan(
         if not target.exists():
             writes[path] = data
             report.written.append(path)
-            return
-        if path in tree.on_disk:  # read this run, and found to be what the last run wrote
-            if tree.on_disk[path] == data:
-                report.unchanged.append(path)
-            else:
-                writes[path] = data
-                report.written.append(path)
             return
         current = _current(target)
         if current == data:
@@ -332,23 +305,16 @@ def plan(
         writes[path] = data
         report.written.append(path)
 
-    hashes: dict[str, str] = dict(tree.kept)
-    report.unchanged.extend(tree.kept)
-    # The files a patch hands over as bytes (patch.py: the two 15 MB files of GitHub's) are
-    # hashed two at a time (0.019 -> 0.011 s); the others one by one, as each is encoded.
-    encoded = list(tree.encoded.values())
-    hashes.update(zip(tree.encoded, _two_at_a_time(_sha256, encoded), strict=True))
-    for path in sorted({*tree.generated, *tree.encoded}):
-        text = tree.generated.get(path)
-        data = tree.encoded[path] if text is None else text.encode("utf-8")
-        if text is not None:
-            hashes[path] = _sha256(data)
+    hashes: dict[str, str] = {}
+    for path, text in sorted(tree.generated.items()):
+        data = text.encode("utf-8")
+        hashes[path] = _sha256(data)
         decide(path, text, data)
     manifest = _manifest(hashes, inputs, tree.scaffold)  # the files' hashes are known only now
     decide(MANIFEST, manifest, manifest.encode("utf-8"))
     for listed in (report.written, report.unchanged, report.refused):
         listed.sort()  # in the order of their paths, the manifest's among them
-    for path in sorted(set(previous) - {*tree.generated, *tree.encoded, *tree.kept, MANIFEST}):
+    for path in sorted(set(previous) - {*tree.generated, MANIFEST}):
         target = out / path
         if not target.is_file():
             continue
@@ -468,8 +434,7 @@ def _apply(
 def _keep(target: Path, saved: Path) -> None:
     """Keep `target`'s current version at `saved` for a roll-back: a second link to the same
     file (the swap that follows puts a new file at `target`, it never writes into this one),
-    or a copy where links are not possible. Copying took a tenth of a second of a warm GitHub
-    run (three files of 15 MB)."""
+    or a copy where links are not possible (a copy of a large tree's files is slow)."""
     try:
         os.link(target, saved)
     except OSError:

@@ -3,8 +3,7 @@
 PyYAML only *composes* the text (no constructor runs, so no tag can execute code); the node
 graph is turned into JSON-compatible values under the load's limits on aliases, depth and
 expanded size, and every value keeps its line and column for messages. In a module of its
-own, imported when a YAML file is read: a run on a JSON spec (a patched one, patch.py) does
-not import PyYAML (0.015 s).
+own, imported when a YAML file is read: a run on a JSON spec does not import PyYAML.
 """
 
 from __future__ import annotations
@@ -23,14 +22,14 @@ from yaml.nodes import (  # type: ignore[import-untyped, unused-ignore]
 )
 
 from .diagnostics import DiagnosticSink
-from .load import (
-    _DEPTH_HINT,
-    _NODES_HINT,
+from .loadcommon import (
+    DEPTH_HINT,
+    NODES_HINT,
+    FileSource,
     Limits,
-    _depth_message,
-    _nodes_message,
-    _Refused,
-    _Source,
+    Refused,
+    depth_message,
+    nodes_message,
 )
 from .refs import escape_token
 
@@ -56,7 +55,7 @@ def _pack(mark: Any) -> int:
 
 def parse_yaml(
     text: str, display: str, limits: Limits, sink: DiagnosticSink
-) -> tuple[Any, _Source]:
+) -> tuple[Any, FileSource]:
     try:
         # compose() builds the node graph only: no constructor, no tag is ever acted on.
         root = yaml.compose(text, Loader=_YAML_LOADER)
@@ -64,22 +63,22 @@ def parse_yaml(
         mark = exc.problem_mark or exc.context_mark
         where = f"{display}:{mark.line + 1}:{mark.column + 1}" if mark else display
         context = f" ({exc.context})" if exc.context else ""
-        raise _Refused(where, f"YAML syntax error: {exc.problem}{context}", _YAML_HINT) from None
+        raise Refused(where, f"YAML syntax error: {exc.problem}{context}", _YAML_HINT) from None
     except yaml.reader.ReaderError as exc:
         line = text.count("\n", 0, exc.position) + 1
         column = exc.position - (text.rfind("\n", 0, exc.position) + 1) + 1
         location = f"{display}:{line}:{column}"
-        raise _Refused(location, f"YAML error: {exc.reason}", _YAML_HINT) from None
+        raise Refused(location, f"YAML error: {exc.reason}", _YAML_HINT) from None
     except yaml.YAMLError as exc:
-        raise _Refused(display, f"YAML error: {exc}", _YAML_HINT) from None
+        raise Refused(display, f"YAML error: {exc}", _YAML_HINT) from None
     except RecursionError:
-        raise _Refused(display, _depth_message(limits), _DEPTH_HINT) from None
+        raise Refused(display, depth_message(limits), DEPTH_HINT) from None
     builder = _YamlBuilder(display, limits, sink)
     if root is None:
-        return None, _Source(display, builder.positions, builder.finite)
+        return None, FileSource(display, builder.positions, builder.finite)
     builder.positions[""] = _pack(root.start_mark)
     value, _, _ = builder.build(root, "", 0)
-    return value, _Source(display, builder.positions, builder.finite)
+    return value, FileSource(display, builder.positions, builder.finite)
 
 
 class _YamlBuilder:
@@ -109,16 +108,16 @@ class _YamlBuilder:
         if done is not None:
             self.aliases += 1
             if self.aliases > self.limits.max_aliases:
-                raise _Refused(
+                raise Refused(
                     self.at(node),
                     f"more than {self.limits.max_aliases} YAML aliases (max_aliases)",
                     "write the repeated parts out or use $ref instead of YAML anchors",
                 )
             if depth + done[2] > self.limits.max_depth:
-                raise _Refused(self.at(node), _depth_message(self.limits), _DEPTH_HINT)
+                raise Refused(self.at(node), depth_message(self.limits), DEPTH_HINT)
             return done
         if key in self.open:
-            raise _Refused(
+            raise Refused(
                 self.at(node),
                 "recursive YAML alias: this node contains an alias to itself",
                 "use $ref for recursive structures",
@@ -127,23 +126,23 @@ class _YamlBuilder:
             result: tuple[Any, int, int] = (self.scalar(node), 1, 0)
         else:
             if depth >= self.limits.max_depth:
-                raise _Refused(self.at(node), _depth_message(self.limits), _DEPTH_HINT)
+                raise Refused(self.at(node), depth_message(self.limits), DEPTH_HINT)
             self.open.add(key)
             if isinstance(node, SequenceNode):
                 result = self.sequence(node, pointer, depth)
             elif isinstance(node, MappingNode):
                 result = self.mapping(node, pointer, depth)
             else:  # the composer only makes scalars, sequences and mappings
-                raise _Refused(self.at(node), f"unexpected YAML node {type(node).__name__}")
+                raise Refused(self.at(node), f"unexpected YAML node {type(node).__name__}")
             self.open.discard(key)
             if result[1] > self.limits.max_nodes:
-                raise _Refused(self.at(node), _nodes_message(self.limits), _NODES_HINT)
+                raise Refused(self.at(node), nodes_message(self.limits), NODES_HINT)
         self.built[key] = result
         return result
 
-    def bad_tag(self, node: Node) -> _Refused:
+    def bad_tag(self, node: Node) -> Refused:
         tag = node.tag.replace(_STD, "!!")
-        return _Refused(self.at(node), f"YAML tag {tag} is not allowed", _TAG_HINT)
+        return Refused(self.at(node), f"YAML tag {tag} is not allowed", _TAG_HINT)
 
     def scalar(self, node: ScalarNode) -> Any:
         tag = node.tag
@@ -160,7 +159,7 @@ class _YamlBuilder:
             if tag == _BOOL:
                 return self.constructor.construct_yaml_bool(node)
         except (ValueError, KeyError, yaml.YAMLError):
-            raise _Refused(
+            raise Refused(
                 self.at(node), f"{node.value!r} is not a valid {tag.replace(_STD, '!!')}"
             ) from None
         if tag == _NULL:
@@ -191,7 +190,7 @@ class _YamlBuilder:
         positions = self.positions
         for key_node, value_node in node.value:
             if not isinstance(key_node, ScalarNode):
-                raise _Refused(
+                raise Refused(
                     self.at(key_node),
                     "a mapping key must be a plain string or number",
                     "OpenAPI documents are JSON: use simple keys",
@@ -228,7 +227,7 @@ class _YamlBuilder:
     def merge_sources(self, value: Any, node: Node) -> list[dict[str, Any]]:
         sources = value if isinstance(value, list) else [value]
         if not all(isinstance(source, dict) for source in sources):
-            raise _Refused(
+            raise Refused(
                 self.at(node),
                 "a `<<` merge key needs a mapping or a list of mappings",
                 "merge only mappings, e.g. `<<: *defaults`",

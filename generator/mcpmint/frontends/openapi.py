@@ -17,16 +17,17 @@ from urllib.parse import urlsplit
 from jsonschema import Draft202012Validator
 
 from .. import ir, naming, refs, servers_check
+from ..cache import Memo
 from ..compact import OUTPUT_SCHEMA_MAX_BYTES, compact
 from ..config import Override, Selection
 from ..diagnostics import DiagnosticSink, Level
 from ..load import RawDocument
 from ..runtime.catalog import RESERVED_HEADERS
 from ..sample import sample_instance
-from ..schema import RefGraph, SchemaConverter, SchemaRoot
+from ..schema import SchemaConverter, SchemaRoot
+from ..specversion import SpecVersion
 from ..text import clean_text, instruction_like, one_line
-from ..toolmemo import ToolKeys, decoded, encode_tool, note_origin, record_text, tool_memo
-from ..validate import SpecVersion
+from ..toolmemo import ToolKeys, decoded, encode_tool, record_text
 from . import common
 
 # A security requirement that names no usable scheme: the message (then the name) and hint.
@@ -98,16 +99,16 @@ def build_server(
     version: SpecVersion,
     options: BuildOptions,
     sink: DiagnosticSink,
-    graph: RefGraph | None = None,
+    memo: Memo | None = None,
 ) -> ir.Server | None:
-    """Build the IR of a server from an OpenAPI 3.x document; None when nothing usable.
-    `graph`: the document's reference graph, when the caller made it (an OpenAPI 3 one)."""
+    """Build the IR of a server from an OpenAPI document; None when nothing usable.
+    `memo`: the previous run's tools (toolmemo.py), reused where their inputs are unchanged;
+    this run's are added to it."""
     if version.family == "swagger":  # converted to the 3.0 shape, then built as 3.0
         from .swagger2 import as_openapi3
 
         doc, version = as_openapi3(doc, sink)
-        graph = None
-    return _Builder(doc, version, options, sink, graph).build()
+    return _Builder(doc, version, options, sink, memo).build()
 
 
 def cut_outputs_warning(cut: Sequence[str]) -> tuple[str, str]:
@@ -129,17 +130,18 @@ class _Builder:
         version: SpecVersion,
         options: BuildOptions,
         sink: DiagnosticSink,
-        graph: RefGraph | None = None,
+        memo: Memo | None = None,
     ) -> None:
         self.doc = doc
         self.data = doc.data
         self.options = options
         self.sink = sink
+        self.memo = memo
         self.skipped: list[str] = []
         self.cut_outputs: list[str] = []
         minor = 0 if (version.major, version.minor) == (3, 0) else 1
         self.converter = SchemaConverter(
-            self.data, openapi=(3, minor), sink=sink, locate=doc.locate, graph=graph
+            self.data, openapi=(3, minor), sink=sink, locate=doc.locate
         )
 
     # ------------------------------------------------------------------ helpers
@@ -572,9 +574,8 @@ class _Builder:
 
     # ------------------------------------------------------------------ reuse
     def tool_keys(self, known_schemes: set[str]) -> ToolKeys | None:
-        """Keys for reusing the previous run's tools (toolmemo.py), or None outside a
-        `reusing_tools` block."""
-        if tool_memo() is None:
+        """Keys for reusing the previous run's tools (toolmemo.py), or None without a memo."""
+        if self.memo is None:
             return None
         options = self.options
         shared = [
@@ -600,7 +601,7 @@ class _Builder:
         """`tool(...)`, or the previous run's tool when everything it is built from is
         unchanged. A tool whose build reported anything is not kept: its warnings belong to
         every run."""
-        memo = tool_memo()
+        memo = self.memo
         item = op.pointer.rsplit("/", 1)[0]  # the path item: its parameters are the tool's
         parts = [
             *(name, namespace, op.method, op.path, op.pointer),
@@ -614,7 +615,6 @@ class _Builder:
         reused = decoded(memo.previous.get(key))
         if reused is not None and reused.tool.name == name and reused.tool.source == op.pointer:
             memo.used[key] = memo.previous[key]
-            note_origin(reused.tool, key)
             if reused.cut:
                 self.cut_outputs.append(f"{op.method.upper()} {op.path}")
             return reused.tool
@@ -633,7 +633,6 @@ class _Builder:
         except (TypeError, ValueError):  # not JSON data (a NaN in an example): rebuilt
             return tool
         memo.missed += 1
-        note_origin(tool, key)
         return tool
 
     # ------------------------------------------------------------------ one tool

@@ -36,7 +36,7 @@ from typing import Any
 from .. import refs
 from ..diagnostics import DiagnosticSink
 from ..load import RawDocument
-from ..validate import SpecVersion
+from ..specversion import SpecVersion
 
 OPENAPI_VERSION = "3.0.3"
 HTTP_METHODS = ("get", "put", "post", "delete", "options", "head", "patch")
