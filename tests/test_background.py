@@ -10,12 +10,8 @@ from typing import Any
 
 import pytest
 
-from mcpmint import background, models
+from mcpmint import background
 from mcpmint.background import Background, Shared, can_fork
-from mcpmint.diagnostics import DiagnosticSink
-from mcpmint.pipeline import build
-
-from .conftest import SPECS
 
 
 @pytest.fixture
@@ -67,26 +63,6 @@ def test_no_fork_on_one_core(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(background.os, "cpu_count", lambda: 1)
 
     assert not Background(os.getpid, worth_it=True).forked
-
-
-@pytest.mark.usefixtures("fork_allowed")
-def test_models_made_in_a_second_process_are_the_same_bytes(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    sink = DiagnosticSink()
-    server = build(SPECS / "petstore-plus.yaml", sink)
-    monkeypatch.setattr(models, "GROUP_MIN_TOOLS", 1)
-    monkeypatch.setattr(models, "GROUPS", 4)
-    inline = models.models_source(server, sink)  # 8 tools, under BACKGROUND_MIN_TOOLS
-    monkeypatch.setattr(models, "BACKGROUND_MIN_TOOLS", 1)
-    with background.second_process() as process:
-        pending = models.PendingModels(server, None)
-        assert process.started and pending._jobs is not None
-        jobs = pending._jobs
-        _wait_until_running(jobs)
-        assert pending.join(sink) == inline
-    assert False in jobs.ran_here  # the second process made at least one group
-    assert not sink.has_errors
 
 
 def _wait_until_running(shared: Shared[Any]) -> None:

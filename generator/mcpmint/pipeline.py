@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from . import ir
-from .background import second_process, warm_up
+from .background import second_process
 from .cache import CACHE_DIR, Memo, StageCache, cache_key
 from .cases import build_cases
 from .config import CONFIG_NAMES, Config, Source, find_config, scaffold_text
@@ -34,8 +34,7 @@ from .lock import (
     has_breaking,
     lock_parts,
 )
-from .models import PendingModels
-from .models import warm_up as warm_up_models
+from .models import models_source
 from .openapi_resources import add_resource_templates
 from .patch import INDEX_STAGE, Attempt, patched, text_index_key
 from .patch import STAGE as PATCH_STAGE
@@ -233,17 +232,12 @@ def _build_source(
     if is_manifest(document.data):  # a tool manifest (docs/manifests.md), not OpenAPI
         server = build_manifest_server(document, options, sink)
     else:
-        waiting = len(deferred) if deferred is not None else 0
         version: SpecVersion | None
         if attempt.validation is not None and deferred is not None:
             attempt.validation.take_over(sink, deferred)
             version = attempt.validation.version
         else:
             version = validate_document(document, sink, cache=cache, deferred=deferred)
-        if deferred is not None and len(deferred) > waiting:
-            # Validated in the second process: it readies the typed models' library next,
-            # while this process builds the tools (a large spec's models are made there).
-            warm_up(warm_up_models)
         _stop_on_errors(sink)
         assert version is not None
         # Made here to be kept: a patched next run reads its parts (patch.py).
@@ -277,18 +271,12 @@ def render_server(
     relative to the output folder, so that `mcpmint generate` there rebuilds the same server.
     `every_result`: typed result models for every tool, or for handler tools only.
     """
-    # The typed models take seconds on a large server: the second process makes them while
-    # this one renders the rest, then both (models.PendingModels); their file goes in last.
-    pending = PendingModels(server, cache, every_result=every_result)
-    try:
-        cases = build_cases(server, sink)
-        if not sink.has_errors:
-            lock, summaries = lock_parts(server)
-            lock_file = dump(lock)
-            tree = render(RenderInputs(server=server, models="", cases=cases, spec_file=spec_file))
-    finally:
-        models = pending.join(sink)
+    cases = build_cases(server, sink)
+    models = models_source(server, sink, cache, every_result=every_result)
     _stop_on_errors(sink)
+    lock, summaries = lock_parts(server)
+    lock_file = dump(lock)
+    tree = render(RenderInputs(server=server, models="", cases=cases, spec_file=spec_file))
     tree.generated[models_path(server)] = models_file(models)
     tree = format_tree(tree, sink, formatter, cache)
     _stop_on_errors(sink)
