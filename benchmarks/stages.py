@@ -4,8 +4,7 @@
 
 Calls the pipeline's stages one after the other in this process and prints each one's wall
 time: where a cold `mcpmint generate` spends its time (docs/benchmarks.md). Like a real run,
-the cyclic garbage collector runs rarely (`pipeline.rare_collections`); the typed models are
-made as a large server's are, in groups, here one after the other. The typed models
+the cyclic garbage collector runs rarely (`pipeline.rare_collections`). The typed models
 are made as `output.result_models: auto` decides; `--all-results` also times them with a
 result model for every tool (`result_models: all`), for comparison.
 """
