@@ -11,8 +11,8 @@ property names): spec text reaches it only as checked identifiers and quoted enu
 Result models are for every tool, or for handler tools only (`every_result=False`): a
 handler returns its result model, while an HTTP tool's result is the upstream's JSON, which
 no generated code parses. On a large API every result model is megabytes of code and most
-of the generation time (GitHub: 1.7 MB and 15 of 17 s), so `output.result_models: auto`
-keeps them to handler tools there (largeapi.result_models_for).
+of the generation time, so `output.result_models: auto` keeps them to handler tools there
+(largeapi.result_models_for).
 """
 
 from __future__ import annotations
@@ -28,10 +28,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from . import ir, naming
-from .background import Shared
 from .cache import StageCache, cache_key
 from .diagnostics import Diagnostic, DiagnosticSink
-from .schema import ref_targets
 
 # Keywords that shape a type. Everything else (descriptions, titles, examples, defaults,
 # patterns, bounds) stays out of the models: it lives in tools.json, checked at run time.
@@ -82,21 +80,6 @@ _ALLOWED_NODES = (
 )
 
 
-# Servers with at least this many tools get their models from the second process while this
-# one builds the test cases, the lock and the other files, then helps (background.Shared).
-BACKGROUND_MIN_TOOLS = 200
-# ... and in `GROUPS` groups from this many tools on: an edit makes one group again, and the
-# runs together take less time than one (GitHub: 1.65 s in 16 runs, 1.85 s in one, measured
-# before its plain classes were written here).
-GROUP_MIN_TOOLS = 200
-GROUPS = 16
-# datamodel-code-generator's import and first run in a process take about as long as making
-# this much of a group's schema text (0.15-0.18 s at 3.5-5.4 µs a byte: GitHub, Stripe and
-# Asana, measured): this process, which has not imported it yet, makes none of the groups the
-# second process has not started when they are less than that, and waits for them instead.
-_IMPORT_AS_TEXT = 40_000
-
-
 def models_source(
     server: ir.Server,
     sink: DiagnosticSink,
@@ -109,110 +92,96 @@ def models_source(
     `every_result`: a result model for every tool with an output schema; False: for handler
     tools only (the module says so above its `RESULTS` map).
 
-    datamodel-code-generator's output is a function of the combined structural schema alone
-    (no descriptions, examples or bounds reach it), so `cache` reuses it whenever that schema
-    is unchanged: a changed description, summary or bound costs no model generation.
+    The plain classes are written here; one datamodel-code-generator run makes the others.
+    Its output is a function of their structural schema alone (no descriptions, examples or
+    bounds reach it), so `cache` reuses it whenever that schema is unchanged: a changed
+    description, summary or bound costs no model generation.
     """
-    return PendingModels(server, cache, every_result=every_result).join(sink)
-
-
-class PendingModels:
-    """The models module being made, in a forked second process on a large server
-    (background.py); `join` gives what `models_source` returns.
-
-    A large server's models are made in `GROUPS` groups of tools (by a digest of the tool's
-    name), each group one datamodel-code-generator run over its tools' classes and what they
-    use, cached on its own: an edit that changes one tool's structure makes that group again,
-    not every model. The groups' modules are merged into one (`merge_modules`).
-    """
-
-    def __init__(
-        self,
-        server: ir.Server,
-        cache: StageCache | None,
-        *,
-        every_result: bool = True,
-    ) -> None:
-        """Looks the groups up in `cache` and queues those to be made on the second process
-        (background.py), when the server is large enough for that to pay."""
-        document, self.names = _combined_schema(server, every_result)
-        self.server, self.cache, self.every_result = server, cache, every_result
-        # Plain classes are written here; datamodel-code-generator makes the others.
-        self.plain, rest = plain_classes(document["$defs"], self.names)
-        groups = GROUPS if len(server.tools) >= GROUP_MIN_TOOLS else 1
-        texts = [json.dumps(part, sort_keys=True) for part in _split(document, rest, groups)]
-        self.keys = [
-            cache_key("models", hashlib.sha256(text.encode("utf-8")).hexdigest(), *_LIBRARIES)
-            for text in texts
-        ]
-        stored = [cache.get("models", key) if cache is not None else None for key in self.keys]
-        # A stored module is audited like a fresh one: the cache folder is not trusted more
-        # than the generator. The merged module is not kept: merging the audited groups with
-        # the plain classes again takes less than auditing it would (GitHub: 0.06 s against
-        # 0.13 s, its 0.37 MB being mostly plain classes).
-        self.sources: list[str | None] = [
-            source if isinstance(source, str) and not audit(source) else None for source in stored
-        ]
-        self.missing = [i for i, source in enumerate(self.sources) if source is None]
-        self.location = server.source_file or "<spec>"
-        # One group of many (one tool's structure changed) is a tenth of a second: made here
-        # at `join`, without the second process.
-        worth_it = len(server.tools) >= BACKGROUND_MIN_TOOLS and (
-            len(self.missing) > 1 or len(texts) == 1
-        )
-        # The largest groups first: the second process takes jobs from the front, this one
-        # from the back, so the last ones, where the two meet, are the quickest.
-        self.missing.sort(key=lambda i: (-len(texts[i]), i))
-        jobs = [(texts[i], self.location) for i in self.missing]
-        sizes = [len(text) for text, _ in jobs]
-
-        def helps(unclaimed: range) -> bool:
-            imported = "datamodel_code_generator" in sys.modules
-            return imported or sum(sizes[i] for i in unclaimed) >= _IMPORT_AS_TEXT
-
-        self._jobs = Shared(_generate, jobs, worth_it=worth_it, helps=helps) if jobs else None
-
-    def join(self, sink: DiagnosticSink) -> str:
-        """The module's source, or "" with the errors in `sink`."""
-        if self._jobs is not None:
-            made = self._jobs.results()
-            self._jobs = None
-            for index, (source, found) in zip(self.missing, made, strict=True):
-                sink.extend(found)
-                if source and self.cache is not None:
-                    self.cache.put("models", self.keys[index], source)
-                self.sources[index] = source
-        sources = [source for source in self.sources if source]
-        if len(sources) < len(self.sources):
+    location = server.source_file or "<spec>"
+    document, names = _combined_schema(server, every_result)
+    plain, left = plain_classes(document["$defs"], names)
+    source = plain_module(plain)
+    if left:
+        generated = _generated({"$defs": left}, cache, sink, location)
+        source = _joined(plain, generated) if generated else ""
+        if generated and not source:
+            # A class the library named after a property is named like a plain class or
+            # one of their imports: it makes every class instead, named apart in one run.
+            source = _generated(document, cache, sink, location)
+        if not source:
             return ""  # the errors are in the sink
-        if not sources:
-            source = plain_module(self.plain)
-        elif len(sources) == 1 and not self.plain:
-            source = sources[0]
-        else:
-            source = merge_modules(sources, plain=self.plain)
-        names = self.names
-        defined = set(_CLASS_LINE.findall(source))
-        missing = [c for pair in names.values() for c in pair if c and c not in defined]
-        if missing:
-            sink.error(
-                self.server.source_file or "<spec>",
-                f"typed models: classes missing: {missing[:5]}",
-            )
-            return ""
-        body = source.split("from __future__ import annotations", 1)[-1].rstrip("\n")
-        return "from __future__ import annotations\n" + body + _registry(names, self.every_result)
+    defined = set(_CLASS_LINE.findall(source))
+    missing = [c for pair in names.values() for c in pair if c and c not in defined]
+    if missing:
+        sink.error(location, f"typed models: classes missing: {missing[:5]}")
+        return ""
+    body = source.split("from __future__ import annotations", 1)[-1].rstrip("\n")
+    return "from __future__ import annotations\n" + body + _registry(names, every_result)
+
+
+def _generated(
+    schema: dict[str, Any], cache: StageCache | None, sink: DiagnosticSink, location: str
+) -> str:
+    """datamodel-code-generator's module for `schema`, or "" with the errors in `sink`.
+
+    Kept in `cache` under the schema's digest. A stored module is audited like a fresh one:
+    the cache folder is not trusted more than the generator."""
+    text = json.dumps(schema, sort_keys=True)
+    key = cache_key("models", hashlib.sha256(text.encode("utf-8")).hexdigest(), *_LIBRARIES)
+    stored = cache.get("models", key) if cache is not None else None
+    if isinstance(stored, str) and not audit(stored):
+        return stored
+    source, found = _generate(text, location)
+    sink.extend(found)
+    if source and cache is not None:
+        cache.put("models", key, source)
+    return source
+
+
+def _joined(plain: Mapping[str, str], generated: str) -> str:
+    """The `plain` classes and datamodel-code-generator's module `generated` as one module,
+    or "" when a class of one is named like a class or an import of the other.
+
+    Both are modules of the same layout, so one is put after the other, but for their
+    imports: a module has one import block at the top (ruff's E402 and isort), made of both.
+    """
+    if not plain:
+        return generated
+    tree = ast.parse(generated)
+    imports = plain_imports(plain)
+    imported = {name for names in imports.values() for name in names}  # the names bound
+    start = 0  # the generated module's statements start after its last import
+    for statement in tree.body:
+        if isinstance(statement, ast.ImportFrom):
+            for alias in statement.names:
+                text = f"{alias.name} as {alias.asname}" if alias.asname else alias.name
+                imports.setdefault(statement.module or "", set()).add(text)
+                imported.add(alias.asname or alias.name)
+            start = statement.end_lineno or start
+    classes = {node.name for node in tree.body if isinstance(node, ast.ClassDef)}
+    if not classes.isdisjoint({*plain, *imported}) or not imported.isdisjoint(plain):
+        return ""
+    sections: list[list[str]] = [[], [], []]  # __future__, the standard library, the others
+    for module, names in sorted(imports.items()):
+        top = module.split(".")[0]
+        section = 0 if top == "__future__" else 1 if top in sys.stdlib_module_names else 2
+        sections[section].append(f"from {module} import {', '.join(sorted(names))}\n")
+    head = "\n".join("".join(lines) for lines in sections if lines)
+    statements = "".join(generated.splitlines(keepends=True)[start:]).strip()
+    classes_text = "\n\n\n".join(text.rstrip() for text in plain.values())
+    return head + "\n\n" + classes_text + "\n\n\n" + statements + "\n"
 
 
 # --------------------------------------------------------------------- plain classes
-# A tool's arguments are most often a closed object of plain fields (GitHub: 1,195 of 1,223),
-# and its result an open one: strings, numbers, booleans, string enums, objects of plain
-# fields, unions of those, lists and maps of them, a value or null (every class of 14 of the
-# 21 corpus specs). For such a class datamodel-code-generator's output
-# is fixed text, which `plain_class` writes itself, the same text but for the names of nested
-# classes (tests/test_model_groups.py compares both on every corpus spec and on every shape the
-# grammar below allows): a millisecond each instead of its run, most of the typed models' time
-# on a large API, and its import (0.15 s) in a process that has no other class to make.
+# A tool's arguments are most often a closed object of plain fields, and its result an open
+# one: strings, numbers, booleans, string enums, objects of plain fields, unions of those,
+# lists and maps of them, a value or null (most classes of a large API, every class of most
+# small ones). For such a class datamodel-code-generator's output is fixed text, which
+# `plain_class` writes itself in a fraction of the library's time, the same text but for the
+# names of nested classes; a server whose classes are all plain never imports the library.
+# Reproducing its text ties this writer to one version: pyproject.toml pins it exactly, and
+# tests/test_models.py compares both on every shape the grammar below allows and on every
+# corpus spec.
 
 _PLAIN_TYPES: dict[str, str] = {
     "string": "str",
@@ -252,26 +221,21 @@ _USES = {
 
 
 def plain_classes(
-    defs: dict[str, Any], names: Mapping[str, tuple[str, str]]
-) -> tuple[dict[str, str], dict[str, tuple[str, str]]]:
-    """Every tool class in `defs` that `plain_class` can write, and the classes of the
-    objects in its fields, by name, as text (the tool classes taken out of `defs`), and `names`
-    with those tool classes left out (what datamodel-code-generator makes)."""
+    defs: Mapping[str, Any], names: Mapping[str, tuple[str, str]]
+) -> tuple[dict[str, str], dict[str, Any]]:
+    """Every tool class of `names` that `plain_class` can write from `defs`, and the classes
+    of the objects in its fields, by name, as text; and `defs` without those tool classes
+    (what datamodel-code-generator makes)."""
     written: dict[str, str] = {}
-    rest: dict[str, tuple[str, str]] = {}
+    left = dict(defs)
     taken = set(defs)  # the names of the classes datamodel-code-generator may make
-    for tool, pair in names.items():
-        kept = []
+    for pair in names.values():
         for class_name in pair:
             classes = plain_class(class_name, defs[class_name], taken) if class_name else None
-            if classes is None:
-                kept.append(class_name)
-            else:
+            if classes is not None:
                 written.update(classes)
-                del defs[class_name]
-                kept.append("")
-        rest[tool] = (kept[0], kept[1])
-    return written, rest
+                del left[class_name]
+    return written, left
 
 
 def plain_imports(classes: Mapping[str, str]) -> dict[str, set[str]]:
@@ -306,8 +270,9 @@ def plain_class(name: str, schema: Any, taken: set[str] | None = None) -> dict[s
     as it was).
 
     A class without nested objects is the text datamodel-code-generator writes; one with them
-    is the same but for the nested classes' names (it names them after the property alone,
-    which two groups' modules may both use for different shapes)."""
+    is the same but for the nested classes' names: it names them after the property alone,
+    numbered in the order it meets them in the whole run, which depends on every other class
+    (`Owner`, `Owner1`), while these depend on the tool's class alone."""
     if not name.isidentifier() or keyword.iskeyword(name):  # the tool's class: checked again
         return None
     writer = _PlainWriter(set() if taken is None else taken)
@@ -495,157 +460,6 @@ def _plain_value(value: Any) -> bool:
     return type(value) is str and value.isprintable() and not any(c in value for c in "'\"\\")
 
 
-def _split(
-    document: dict[str, Any], names: Mapping[str, tuple[str, str]], groups: int
-) -> list[dict[str, Any]]:
-    """The combined schema as `groups` documents: each holds the classes of the tools whose
-    name falls in its group and every `$defs` entry they use (shared ones in several)."""
-    if groups == 1:  # none when every class is plain: nothing for the generator to make
-        return [document] if document["$defs"] else []
-    defs: dict[str, Any] = document["$defs"]
-    buckets: list[list[str]] = [[] for _ in range(groups)]
-    for tool, pair in sorted(names.items()):
-        digest = hashlib.sha256(tool.encode("utf-8")).digest()
-        buckets[int.from_bytes(digest[:8], "big") % groups].extend(c for c in pair if c)
-    parts = []
-    for roots in buckets:
-        needed: set[str] = set()
-        todo = list(roots)
-        while todo:
-            name = todo.pop()
-            if name not in needed:
-                needed.add(name)
-                todo.extend(_def_refs(defs[name]) - needed)
-        if needed:
-            parts.append({"$defs": {name: defs[name] for name in sorted(needed)}})
-    return parts
-
-
-def _def_refs(node: Any) -> set[str]:
-    """The `$defs` names a structural schema refers to."""
-    return {t[len("#/$defs/") :] for t in ref_targets(node) if t.startswith("#/$defs/")}
-
-
-def merge_modules(sources: list[str], plain: Mapping[str, str] | None = None) -> str:
-    """One module from several audited model modules (one per group), in order.
-
-    A class defined the same way in an earlier module (a component two groups use) is kept
-    once. A name an earlier module defines differently (datamodel-code-generator names a
-    nested object after its property, so two groups may both have an `Owner`) is renamed,
-    with every reference to it in its own module, until nothing clashes; only statements that
-    mention a renamed class are rewritten (`ast.unparse`; the one ruff pass formats them).
-
-    `plain` (`plain_classes`, by name) come first, as the first of `sources` would, without
-    being parsed (a third of the merge on GitHub): they are distinct tool classes, so only a
-    later module's class of the same name is ever compared with one, parsed then.
-    """
-    plain_defs = dict(plain or {})
-    trees = [ast.parse(source) for source in sources]
-    # Imported names are one namespace with the classes: a module without pydantic's `Field`
-    # in use may call a class `Field`, which the merged module imports for the others.
-    imports: dict[str, set[str]] = plain_imports(plain_defs) if plain_defs else {}
-    imported = {name for names in imports.values() for name in names}
-    for tree in trees:
-        for statement in tree.body:
-            if isinstance(statement, ast.ImportFrom):
-                aliases = imports.setdefault(statement.module or "", set())
-                aliases.update(_alias_text(alias) for alias in statement.names)
-                imported.update(alias.asname or alias.name for alias in statement.names)
-    if not imported.isdisjoint(plain_defs):  # a plain class to rename: merge it as parsed
-        return merge_modules([plain_module(plain_defs), *sources])
-    # Class name -> its definition, as kept (a plain class's text until it is compared).
-    defined: dict[str, ast.stmt | str] = dict(plain_defs)
-    classes_at: list[bool] = [True] * len(plain_defs)  # whether each piece of `body` is a class
-    dumps: dict[str, str] = {}  # class name -> `ast.dump` of that, made when first compared
-
-    def kept_dump(name: str) -> str:
-        if name not in dumps:
-            kept = defined[name]
-            dumps[name] = ast.dump(ast.parse(kept).body[0] if isinstance(kept, str) else kept)
-        return dumps[name]
-
-    taken: set[str] = set(imported) | set(plain_defs)
-    body: list[str] = [text.rstrip() for text in plain_defs.values()]
-    first = 2 if plain_defs else 1  # the plain classes are the first module
-    for index, (source, tree) in enumerate(zip(sources, trees, strict=True), start=first):
-        lines = source.splitlines(keepends=True)
-        texts = {id(node): _statement_text(node, lines) for node in tree.body}
-        classes = [node for node in tree.body if isinstance(node, ast.ClassDef)]
-        taken.update(node.name for node in classes)
-        renames: dict[str, str] = {}
-        settled = False
-        while not settled:
-            settled = True
-            for node in classes:
-                if node.name in renames:
-                    continue
-                clash = node.name in imported or (
-                    node.name in defined
-                    and kept_dump(node.name) != ast.dump(_renamed(node, renames, texts[id(node)]))
-                )
-                if clash:
-                    renames[node.name] = naming.unique(f"{node.name}G{index}", taken)
-                    settled = False
-        for statement in tree.body:
-            if isinstance(statement, ast.ImportFrom):
-                continue
-            final = _renamed(statement, renames, texts[id(statement)])
-            name = final.name if isinstance(final, ast.ClassDef) else None
-            if name is not None and name in defined:
-                continue  # the same class, kept from an earlier module
-            if name is not None:
-                defined[name] = final
-            if final is statement:  # top-level statements are whole lines: copied as written
-                body.append(texts[id(statement)].rstrip())
-            else:
-                body.append(ast.unparse(final))
-            classes_at.append(isinstance(final, ast.ClassDef))
-    sections: list[list[str]] = [[], [], []]  # __future__, the standard library, the others
-    for module, imported in sorted(imports.items()):
-        top = module.split(".")[0]
-        section = 0 if top == "__future__" else 1 if top in sys.stdlib_module_names else 2
-        sections[section].append(f"from {module} import {', '.join(sorted(imported))}\n")
-    head = "\n".join("".join(lines) for lines in sections if lines)
-    # Two blank lines around a class; statements that follow each other (`X.model_rebuild()`)
-    # stay on consecutive lines, as in one module.
-    text = body[0] if body else ""
-    for index in range(1, len(body)):
-        together = not classes_at[index] and not classes_at[index - 1]
-        text += ("\n" if together else "\n\n\n") + body[index]
-    return head + "\n\n" + text + "\n"
-
-
-def _alias_text(alias: ast.alias) -> str:
-    return f"{alias.name} as {alias.asname}" if alias.asname else alias.name
-
-
-def _statement_text(statement: ast.stmt, lines: list[str]) -> str:
-    """A top-level statement's source: its whole lines, decorators included."""
-    first = min(n.lineno for n in [statement, *getattr(statement, "decorator_list", [])])
-    return "".join(lines[first - 1 : statement.end_lineno])
-
-
-def _renamed(node: ast.stmt, renames: Mapping[str, str], text: str) -> ast.stmt:
-    """A copy of `node` (whose source is `text`) with the names in `renames` replaced (class
-    names and references)."""
-    if not any(name in text for name in renames):  # a name in the tree is in the text
-        return node
-    touched = any(
-        (isinstance(item, ast.ClassDef) and item.name in renames)
-        or (isinstance(item, ast.Name) and item.id in renames)
-        for item in ast.walk(node)
-    )
-    if not touched:
-        return node
-    copy = ast.parse(ast.unparse(node)).body[0]
-    for item in ast.walk(copy):
-        if isinstance(item, ast.ClassDef) and item.name in renames:
-            item.name = renames[item.name]
-        elif isinstance(item, ast.Name) and item.id in renames:
-            item.id = renames[item.id]
-    return copy
-
-
 def _generate(text: str, location: str) -> tuple[str, list[Diagnostic]]:
     """datamodel-code-generator over the combined schema `text`, audited: the source, or ""
     and the errors to report at `location` (a pure function: it may run in another process)."""
@@ -689,12 +503,6 @@ def _generate(text: str, location: str) -> tuple[str, list[Diagnostic]]:
         )
         return "", sink.items
     return source, []
-
-
-def warm_up() -> None:
-    """Make a tiny model: datamodel-code-generator imports most of itself on its first run
-    (a fifth of a second), which the second process does while it would otherwise wait."""
-    _generate(json.dumps({"$defs": {"Warm": {"type": "object"}}}), "<warm-up>")
 
 
 def audit(source: str) -> str:
@@ -786,35 +594,11 @@ def _hoist(root: Mapping[str, Any], prefix: str, defs: dict[str, Any], taken: se
     return _structural({k: v for k, v in root.items() if k != "$defs"}, renames)
 
 
-def argument_class(name: str, schema: Mapping[str, Any]) -> str | None:
-    """The text of class `name` for a tool whose input schema is `schema`, as `plain_class`
-    writes it into every whole run's module, when it is one class alone: no `$defs` (which
-    `_hoist` would name against every other tool's), no object in a field (which would be a
-    class named against the others: `taken`). Such a class is the same text whatever the
-    other tools are, so a patched run (patch.py) may put it where the old one was; None for
-    any other schema."""
-    if "$defs" in schema:
-        return None
-    classes = plain_class(name, _structural(schema, {}), set())
-    return classes[name] if classes is not None and list(classes) == [name] else None
-
-
 def _class_name(prefix: str, name: str) -> str:
     """A plain identifier for a `$defs` entry: dots would make the model generator write
     one module per dotted prefix (`issuing.authorization`) instead of one module."""
     stem = naming.pascal(name) or "Schema"
     return f"{prefix}{stem}" if stem[0].isalpha() else f"{prefix}M{stem}"
-
-
-def structure(schema: Any) -> Any:
-    """What of a tool's schema its typed models are made from (`_combined_schema`): the
-    structural keywords of the root and of each of its `$defs`; descriptions, examples and
-    bounds are not. Two schemas with the same structure make the same classes."""
-    if not isinstance(schema, Mapping):
-        return schema
-    defs = schema.get("$defs")
-    local = {n: _structural(s, {}) for n, s in defs.items()} if isinstance(defs, Mapping) else defs
-    return [_structural({k: v for k, v in schema.items() if k != "$defs"}, {}), local]
 
 
 def _structural(node: Any, renames: Mapping[str, str]) -> Any:

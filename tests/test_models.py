@@ -1,15 +1,17 @@
-"""Typed models in groups of tools (models.py): a large server's models are made by one
-datamodel-code-generator run per group and merged into one module, so an edit makes one group
-again. The merged module must behave like the one-run module, and a warm run must give the
-bytes of a cold one."""
+"""Typed models (models.py): the plain classes written here are the text datamodel-code-generator
+writes for them, its one run makes the others into the same module, and the stage cache
+reuses that run whenever the structure it is made from is unchanged."""
 
 from __future__ import annotations
 
 import ast
 import copy
 import json
+import re
 import sys
+import tomllib
 import types
+from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
@@ -18,58 +20,11 @@ import pytest
 import yaml
 
 from mcpmint import models
+from mcpmint.cache import StageCache
 from mcpmint.diagnostics import Aborted, DiagnosticSink
 from mcpmint.pipeline import build, build_with_inputs
 
-from .conftest import CORPUS, corpus_rows
-from .test_stage_cache import cold, run, tree_digest
-
-OPERATIONS = 40
-
-
-def _spec(operations: int = OPERATIONS, extra: bool = False) -> str:
-    """Operations whose bodies hold inline objects under the same property names (`owner`,
-    `content`) with different shapes, so separate runs invent clashing class names (a
-    property name that is not an identifier keeps them from being plain classes)."""
-    paths = {}
-    for i in range(operations):
-        fields = {f"field{i % 7}": {"type": "integer"}, "not-plain": {"type": "string"}}
-        shape = {"type": "object", "properties": fields}
-        body = {
-            "type": "object",
-            "required": ["owner"],
-            "properties": {
-                "owner": shape,
-                "content": {
-                    "type": "object",
-                    "properties": {"text": {"type": "string"}, "n": shape},
-                },
-                "tags": {"type": "array", "items": {"$ref": "#/components/schemas/Tag"}},
-            },
-        }
-        parameters = [{"name": "limit", "in": "query", "schema": {"type": "integer"}}]
-        if extra and i == operations // 3:
-            parameters.append({"name": "added", "in": "query", "schema": {"type": "string"}})
-        paths[f"/things{i}"] = {
-            "post": {
-                "operationId": f"makeThing{i}",
-                "parameters": parameters,
-                "requestBody": {"content": {"application/json": {"schema": body}}},
-                "responses": {"204": {"description": "done"}},
-            }
-        }
-    document = {
-        "openapi": "3.1.0",
-        "info": {"title": "Groups", "version": "1"},
-        "servers": [{"url": "https://groups.example"}],
-        "paths": paths,
-        "components": {
-            "schemas": {
-                "Tag": {"type": "object", "properties": {"name": {"type": "string"}}},
-            }
-        },
-    }
-    return yaml.safe_dump(document, sort_keys=False)
+from .conftest import CORPUS, REPO, corpus_rows
 
 
 def _module(source: str) -> types.ModuleType:
@@ -81,176 +36,196 @@ def _module(source: str) -> types.ModuleType:
     return module
 
 
-def _sources(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[str, str]:
-    """The models module made in one run and in groups, for the same server."""
-    spec = tmp_path / "groups.yaml"
-    spec.write_text(_spec(), encoding="utf-8")
-    server = build(spec, DiagnosticSink())
+def _models(spec: dict[str, Any], folder: Path, cache: Path | None = None) -> str:
+    """The models module of the server made from the OpenAPI document `spec` (written into
+    `folder`), with the stage cache in `cache` (saved after the run) or none."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "spec.yaml"
+    path.write_text(yaml.safe_dump(spec, sort_keys=False), encoding="utf-8")
     sink = DiagnosticSink()
-    single = models.models_source(server, sink)
-    monkeypatch.setattr(models, "GROUP_MIN_TOOLS", 1)
-    monkeypatch.setattr(models, "GROUPS", 4)
-    grouped = models.models_source(server, sink)
-    assert not sink.has_errors, sink.items
-    return single, grouped
+    server = build(path, sink)
+    stage_cache = StageCache(cache) if cache is not None else None
+    source = models.models_source(server, sink, stage_cache)
+    assert not sink.has_errors and source, sink.items
+    if stage_cache is not None:
+        stage_cache.save()
+    return source
 
 
-def test_the_merged_module_renames_clashing_classes_and_keeps_shared_ones_once(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    single, grouped = _sources(tmp_path, monkeypatch)
-    assert models.audit(grouped) == ""
-    assert grouped.count("class Tag(") == 1  # the same in every group: kept once
-    renamed = [line for line in grouped.splitlines() if line.startswith("class Owner")]
-    assert any("G" in line.split("(")[0] for line in renamed)  # a clash was renamed
-    names = [line.split("(")[0] for line in grouped.splitlines() if line.startswith("class ")]
-    assert len(names) == len(set(names))
-    assert single != grouped
-
-
-def _arguments(i: int, *, bad: str | None = None) -> dict[str, Any]:
-    owner: dict[str, Any] = {f"field{i % 7}": 3}
-    body: dict[str, Any] = {
-        "owner": owner,
-        "content": {"text": "hi", "n": dict(owner)},
-        "tags": [{"name": "x"}],
+def _document(paths: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "openapi": "3.1.0",
+        "info": {"title": "Models", "version": "1"},
+        "servers": [{"url": "https://models.example"}],
+        "paths": paths,
     }
-    if bad == "owner":
-        owner[f"field{i % 7}"] = "three"
-    elif bad == "nested":
-        body["content"]["n"] = {f"field{i % 7}": "three"}
-    elif bad == "tag":
-        body["tags"] = [{"name": 4}]
-    return {"body": body, "limit": 5}
 
 
-def _accepts(module: types.ModuleType, tool: str, arguments: dict[str, Any]) -> bool:
-    try:
-        module.ARGUMENTS[tool].model_validate(arguments)
-    except pydantic.ValidationError:
-        return False
-    return True
+def _operation(operation_id: str, **parts: Any) -> dict[str, Any]:
+    return {"operationId": operation_id, **parts, "responses": {"204": {"description": "done"}}}
 
 
-def test_the_merged_module_validates_like_the_one_run_module(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+def _body(properties: dict[str, Any]) -> dict[str, Any]:
+    schema = {"type": "object", "properties": properties}
+    return {"content": {"application/json": {"schema": schema}}}
+
+
+def _query(name: str, schema: dict[str, Any]) -> dict[str, Any]:
+    return {"name": name, "in": "query", "schema": schema}
+
+
+def _spec() -> dict[str, Any]:
+    """Tools of plain arguments (query parameters), and tools whose bodies are not plain (a
+    property name that is not an identifier), with inline objects of the same property names
+    and different shapes, and a component they share."""
+    paths: dict[str, Any] = {}
+    for i in range(3):
+        paths[f"/plain{i}"] = {
+            "get": _operation(
+                f"listPlain{i}",
+                parameters=[_query("q", {"type": "string", "description": "what to look for"})],
+            )
+        }
+        owner = {"type": "object", "properties": {f"f{i}": {"type": "integer"}, "x-y": {}}}
+        body = {
+            "owner": owner,
+            "tags": {"type": "array", "items": {"$ref": "#/components/schemas/Tag"}},
+        }
+        paths[f"/things{i}"] = {"post": _operation(f"makeThing{i}", requestBody=_body(body))}
+    document = _document(paths)
+    tag = {"type": "object", "properties": {"name": {"type": "string"}}}
+    document["components"] = {"schemas": {"Tag": tag}}
+    return document
+
+
+def _entries(cache: Path) -> set[str]:
+    return {path.name for path in cache.glob("models-*.json")}
+
+
+def test_the_module_is_made_again_from_the_cache_as_a_cold_run_makes_it(tmp_path: Path) -> None:
+    """An edit that changes no structure the library models (a description, a plain tool's
+    parameters) makes no new cache entry and the bytes of a cold run; a structural edit of a
+    tool it models makes one."""
+    cache = tmp_path / "cache"
+    spec = _spec()
+    assert _models(spec, tmp_path / "first", cache) == _models(spec, tmp_path / "cold")
+    entries = _entries(cache)
+    assert len(entries) == 1
+
+    edits = ["description", "plain", "structure"]
+    for number, edit in enumerate(edits):
+        if edit == "description":
+            spec["paths"]["/plain1"]["get"]["parameters"][0]["schema"]["description"] = "new"
+            spec["paths"]["/things1"]["post"]["description"] = "Makes a thing."
+        elif edit == "plain":
+            spec["paths"]["/plain2"]["get"]["parameters"].append(
+                _query("page", {"type": "integer"})
+            )
+        else:
+            body = spec["paths"]["/things2"]["post"]["requestBody"]["content"]
+            body["application/json"]["schema"]["properties"]["added"] = {"type": "boolean"}
+        cold = _models(spec, tmp_path / f"cold-{number}")
+        assert _models(spec, tmp_path / f"run-{number}", cache) == cold, edit
+        if edit == "structure":
+            assert len(_entries(cache) - entries) == 1
+        else:
+            assert _entries(cache) == entries, edit
+    assert "page: int | None = None" in cold and "added: bool | None = None" in cold
+
+
+def test_a_cached_module_that_fails_the_audit_is_made_again(tmp_path: Path) -> None:
+    """The cache folder is not trusted more than the generator: a stored module is audited."""
+    cache = tmp_path / "cache"
+    spec = _spec()
+    cold = _models(spec, tmp_path / "first", cache)
+    (entry,) = cache.glob("models-*.json")
+    stored = json.loads(entry.read_text(encoding="utf-8"))
+    stored["value"] += "\nimport os\nos.system('echo owned')\n"
+    entry.write_text(json.dumps(stored), encoding="utf-8")
+    assert models.audit(stored["value"]) != ""
+
+    assert _models(spec, tmp_path / "again", cache) == cold
+    assert "os.system" not in json.loads(entry.read_text(encoding="utf-8"))["value"]
+
+
+@pytest.mark.parametrize(
+    "field",
+    [
+        # the library names an inline object after its property: a plain tool's class name
+        "list_pets_arguments",
+        # ... or the name of an import of the plain classes (`Literal`: an enum of theirs)
+        "literal",
+    ],
+)
+def test_a_class_the_library_names_like_a_plain_one_makes_every_class_in_one_run(
+    tmp_path: Path, field: str
 ) -> None:
-    single, grouped = map(_module, _sources(tmp_path, monkeypatch))
-    assert single.ARGUMENTS.keys() == grouped.ARGUMENTS.keys()
-    for i in range(OPERATIONS):
-        tool = f"groups_make_thing{i}"
-        assert _accepts(grouped, tool, _arguments(i)) and _accepts(single, tool, _arguments(i))
-        for bad in ("owner", "nested", "tag"):
-            assert not _accepts(grouped, tool, _arguments(i, bad=bad)), (tool, bad)
-            assert not _accepts(single, tool, _arguments(i, bad=bad)), (tool, bad)
-
-
-@pytest.fixture
-def generator_runs(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """Four groups from one tool on, and the text of every datamodel-code-generator run."""
-    monkeypatch.setattr(models, "GROUP_MIN_TOOLS", 1)
-    monkeypatch.setattr(models, "GROUPS", 4)
-    runs: list[str] = []
-    original = models._generate
-
-    def recording(text: str, location: str) -> Any:
-        runs.append(text)
-        return original(text, location)
-
-    monkeypatch.setattr(models, "_generate", recording)
-    return runs
-
-
-def test_one_changed_tool_makes_one_group_again_and_the_bytes_of_a_cold_run(
-    tmp_path: Path, generator_runs: list[str]
-) -> None:
-    calls = generator_runs
-    work = tmp_path / "work"
-    work.mkdir()
-    (work / "spec.yaml").write_text(_spec(), encoding="utf-8")
-    run(work / "spec.yaml", work / "out")
-    assert len(calls) == 4
-    calls.clear()
-    changed = _spec(extra=True)
-    (work / "spec.yaml").write_text(changed, encoding="utf-8")
-    run(work / "spec.yaml", work / "out")
-    assert len(calls) == 1  # the group of the tool with the added parameter
-    expected = cold(changed, tmp_path / "cold")
-    assert tree_digest(work / "out") == expected
-
-    # Nothing changed: every group comes from the cache, none is made.
-    calls.clear()
-    run(work / "spec.yaml", work / "out")
-    assert calls == [] and tree_digest(work / "out") == expected
-
-
-def test_the_plain_classes_merge_as_the_first_module_would() -> None:
-    """The plain classes are merged without being parsed: the merge is the one of their
-    module passed first, when a later module defines one of its classes the same
-    way (kept once), differently (renamed) and when one of its names is imported elsewhere."""
-    defs = {
-        "PetArguments": {
-            "type": "object",
-            "properties": {"name": {"type": "string"}, "kind": {"enum": ["a"], "type": "string"}},
-            "required": ["name"],
-            "additionalProperties": False,
-        },
-        "OwnerArguments": {
-            "type": "object",
-            "properties": {"age": {"type": "integer"}},
-            "additionalProperties": False,
-        },
-    }
-    names = {"pet": ("PetArguments", ""), "owner": ("OwnerArguments", "")}
-    plain, rest = models.plain_classes(dict(defs), names)
-    assert rest == {"pet": ("", ""), "owner": ("", "")} and len(plain) == 2
-    module = models.plain_module(plain)  # as datamodel-code-generator would lay it out
-    same = (models.plain_class("OwnerArguments", defs["OwnerArguments"]) or {})["OwnerArguments"]
-    header = (
-        "from __future__ import annotations\n\nfrom pydantic import BaseModel, ConfigDict\n\n\n"
-    )
-    groups = [
-        header + same + "\n\n" + "class Other(BaseModel):\n    owner: OwnerArguments\n",
-        header + "class PetArguments(BaseModel):\n    name: int\n",
+    """The library names the objects in its classes after their properties, knowing nothing
+    of the plain classes: on a clash with one of them, or with what they import, it makes
+    every class itself, named apart, and the module holds no renamed copy of any class."""
+    pets = [
+        _query("filter", {"type": "object", "properties": {"tag": {"type": "string"}}}),
+        _query("state", {"type": "string", "enum": ["open", "closed"]}),
     ]
-    merged = models.merge_modules(groups, plain=plain)
-    assert merged == models.merge_modules([module, *groups])
-    assert merged.count("class OwnerArguments(") == 1 and "class PetArgumentsG3(" in merged
-    assert models.audit(merged) == ""
-    imported = header.replace("BaseModel, ConfigDict", "BaseModel, ConfigDict, PetArguments")
-    clash = [imported + "class Other(BaseModel):\n    x: int\n"]
-    assert models.merge_modules(clash, plain=plain) == models.merge_modules([module, *clash])
+    inline = {"type": "object", "properties": {"x-y": {"type": "integer"}}}
+    spec = _document(
+        {
+            "/pets": {"get": _operation("listPets", parameters=pets)},
+            "/things": {
+                "post": _operation("makeThing", requestBody=_body({"not-plain": {}, field: inline}))
+            },
+        }
+    )
+    source = _models(spec, tmp_path)
+    assert models.audit(source) == ""
+    names = re.findall(r"^class (\w+)\(", source, re.MULTILINE)
+    assert len(names) == len(set(names)) and names.count("ListPetsArguments") == 1
+    assert "ListPetsArgumentsFilter" not in names  # the plain writer's name: not used
+    assert not any(re.fullmatch(r"\w+G\d+", name) for name in names)
+    module = _module(source)
+    pets_class, thing = module.ARGUMENTS["models_list_pets"], module.ARGUMENTS["models_make_thing"]
+    assert pets_class.model_validate({"filter": {"tag": "a"}, "state": "open"}).filter.tag == "a"
+    for bad in ({"filter": {"tag": 1}}, {"state": "other"}, {"other": 1}):
+        with pytest.raises(pydantic.ValidationError):
+            pets_class.model_validate(bad)
+    made = thing.model_validate({field: {"x-y": 3}})
+    assert getattr(made, field).model_dump(by_alias=True) == {"x-y": 3}
+    with pytest.raises(pydantic.ValidationError):
+        thing.model_validate({field: {"x-y": "three"}})
 
 
-def test_merge_modules_renames_through_references_until_nothing_clashes() -> None:
-    first = (
-        "from __future__ import annotations\n\nfrom pydantic import BaseModel, Field\n\n\n"
-        "class Owner(BaseModel):\n    a: int = Field(1, ge=0)\n\n\n"
-        "class Pet(BaseModel):\n    owner: Owner\n\n\n"
-        "class Shared(BaseModel):\n    x: str\n"
-    )
-    # Owner differs, so Pet (which refers to it) differs too; Shared is the same class.
-    second = (
-        "from __future__ import annotations\n\nfrom typing import Any\n\n"
-        "from pydantic import BaseModel\n\n\n"
-        "class Owner(BaseModel):\n    b: str\n\n\n"
-        "class Pet(BaseModel):\n    owner: Owner\n    extra: Any = None\n\n\n"
-        "class Shared(BaseModel):\n    x: str\n\n\n"
-        "class Other(BaseModel):\n    pet: Pet\n    label: Literal['Owner'] = 'Owner'\n\n\n"
-        # A class named like what another module imports (pydantic's Field, used above).
-        "class Field(BaseModel):\n    other: Other | None = None\n"
-    )
-    merged = models.merge_modules([first, second])
-    assert models.audit(merged) == ""
-    assert merged.count("class Shared(") == 1
-    assert "class OwnerG2(" in merged and "class PetG2(" in merged
-    assert "class FieldG2(" in merged and "from pydantic import BaseModel, Field\n" in merged
-    module = _module(merged.replace("from typing import Any", "from typing import Any, Literal"))
-    assert module.Other.model_validate({"pet": {"owner": {"b": "x"}}}).pet.owner.b == "x"
-    assert module.Pet.model_validate({"owner": {"a": 1}}).owner.a == 1
-    assert module.Other.model_fields["label"].default == "Owner"  # a string: not renamed
-    assert module.Owner.model_validate({}).a == 1  # pydantic's Field, not the class
-    assert module.FieldG2.model_validate({"other": {"pet": {"owner": {"b": "y"}}}}).other
+def test_a_module_of_plain_and_generated_classes_imports_once_and_validates(
+    tmp_path: Path,
+) -> None:
+    spec = _spec()
+    source = _models(spec, tmp_path)
+    assert models.audit(source) == ""
+    tree = ast.parse(source)
+    imports = [node for node in tree.body if isinstance(node, ast.ImportFrom)]
+    assert tree.body[: len(imports)] == imports  # one import block, at the top
+    modules = [node.module for node in imports]
+    assert len(modules) == len(set(modules))
+    assert "class ListPlain0Arguments(BaseModel):" in source  # written here
+    module = _module(source)
+    plain = module.ARGUMENTS["models_list_plain2"]
+    assert plain.model_validate({"q": "x"}).q == "x"
+    with pytest.raises(pydantic.ValidationError, match="extra"):
+        plain.model_validate({"q": "x", "other": 1})
+    thing = module.ARGUMENTS["models_make_thing1"]
+    assert thing.model_validate({"owner": {"f1": 1}, "tags": [{"name": "t"}]}).tags[0].name == "t"
+    for bad in ({"owner": {"f1": "one"}}, {"tags": [{"name": 4}]}):
+        with pytest.raises(pydantic.ValidationError):
+            thing.model_validate(bad)
+
+
+def test_datamodel_code_generator_is_pinned_to_the_version_the_plain_writer_matches() -> None:
+    """The plain writer reproduces the library's text, which a release may change: the
+    dependency is pinned exactly, and the tests below compare both on this version."""
+    project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
+    pins = [
+        d for d in project["project"]["dependencies"] if d.startswith("datamodel-code-generator")
+    ]
+    assert pins == [f"datamodel-code-generator=={version('datamodel-code-generator')}"]
 
 
 # ------------------------------------------------------------------------- plain classes
@@ -307,7 +282,7 @@ def test_plain_classes_are_what_datamodel_code_generator_writes() -> None:
 
 
 def _plain_shapes() -> list[Any]:
-    """Every kind of field the plain grammar allows (`models._plain_members`), nested two
+    """Every kind of field the plain grammar allows (`models._PlainWriter.members`), nested two
     deep: scalars, enums, open maps, unions (nulls first, last and repeated, anyOf and oneOf,
     nested), lists and maps of each."""
     leaves: list[Any] = [{"type": kind} for kind in ("string", "integer", "number", "boolean")]
@@ -375,8 +350,17 @@ def _expanded(source: str) -> dict[str, str]:
     return {name: expand(name) for name in classes}
 
 
-def test_every_plain_field_shape_is_what_datamodel_code_generator_writes() -> None:
-    shapes = _plain_shapes()
+def _sample(shapes: list[Any]) -> list[Any]:
+    """A few shapes of each kind, for the fast tier: the whole grid is for the slow one."""
+    return shapes[:11] + shapes[11:-40:12] + shapes[-40::6]
+
+
+@pytest.mark.parametrize(
+    "select",
+    [pytest.param(_sample, id="sample"), pytest.param(list, id="grid", marks=pytest.mark.slow)],
+)
+def test_every_plain_field_shape_is_what_datamodel_code_generator_writes(select: Any) -> None:
+    shapes = select(_plain_shapes())
     fields = {f"f{index:03}": shape for index, shape in enumerate(shapes)}
     builtin = {"type", "filter", "all", "object", "license", "id", "input", "format", "hash"}
     fields |= {name: {"type": "string"} for name in sorted(builtin)}
@@ -399,7 +383,7 @@ def test_every_plain_field_shape_is_what_datamodel_code_generator_writes() -> No
     theirs = _generator_classes(defs)
     for name, schema in defs.items():
         assert models.plain_class(name, schema) == {name: theirs[name]}, name
-    assert len(shapes) > 150  # the grid is not empty by accident
+    assert len(shapes) > (150 if select is list else 20)  # not empty by accident
 
 
 def _closed(properties: dict[str, Any], required: tuple[str, ...] = ()) -> dict[str, Any]:
@@ -644,7 +628,7 @@ def _corpus_cases() -> list[Any]:
             CORPUS / row["entry_file"],
             CORPUS / row["entry_file"].split("/")[0] if "/" in row["entry_file"] else None,
             id=row["name"],
-            marks=[pytest.mark.slow] if int(row["size_bytes"]) > 1_000_000 else [],
+            marks=pytest.mark.slow,
         )
         for row in corpus_rows()
     ]
@@ -678,37 +662,3 @@ def test_every_plain_class_of_the_corpus_is_what_datamodel_code_generator_writes
             assert classes == {name: text[name]}, name
         else:  # the same but for the nested classes' names
             assert _expanded(models.plain_module(classes))[name] == theirs[name], name
-
-
-def test_a_changed_plain_tool_is_written_again_without_the_generator(
-    tmp_path: Path, generator_runs: list[str]
-) -> None:
-    calls = generator_runs
-    work = tmp_path / "work"
-    work.mkdir()
-    document = yaml.safe_load(_spec())
-    for index in range(5):  # plain tools beside the others: only query parameters
-        document["paths"][f"/plain{index}"] = {
-            "get": {
-                "operationId": f"listPlain{index}",
-                "parameters": [{"name": "q", "in": "query", "schema": {"type": "string"}}],
-                "responses": {"204": {"description": "done"}},
-            }
-        }
-    (work / "spec.yaml").write_text(yaml.safe_dump(document, sort_keys=False), encoding="utf-8")
-    run(work / "spec.yaml", work / "out")
-    models_py = next((work / "out").rglob("_generated/models.py")).read_text(encoding="utf-8")
-    assert "class ListPlain3Arguments(BaseModel):" in models_py
-    assert not any("ListPlain" in text for text in calls)  # written here, not generated
-    calls.clear()
-
-    added = {"name": "page", "in": "query", "schema": {"type": "integer"}}
-    document["paths"]["/plain3"]["get"]["parameters"].append(added)
-    changed = yaml.safe_dump(document, sort_keys=False)
-    (work / "spec.yaml").write_text(changed, encoding="utf-8")
-    run(work / "spec.yaml", work / "out")
-
-    assert calls == []  # no group changed: the generator did not run
-    models_py = next((work / "out").rglob("_generated/models.py")).read_text(encoding="utf-8")
-    assert "page: int | None = None" in models_py
-    assert tree_digest(work / "out") == cold(changed, tmp_path / "cold")
