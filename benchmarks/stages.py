@@ -17,16 +17,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from mcpmint.cases import build_cases
+from mcpmint.build.frontends.openapi import BuildOptions, build_server
+from mcpmint.build.largeapi import every_tool_tokens, result_models_for
 from mcpmint.diagnostics import DiagnosticSink
-from mcpmint.format import format_tree
-from mcpmint.frontends.openapi import BuildOptions, build_server
-from mcpmint.largeapi import every_tool_tokens, result_models_for
-from mcpmint.load import load_document
-from mcpmint.lock import lock_text
-from mcpmint.models import models_source
-from mcpmint.render import RenderInputs, render
-from mcpmint.validate import validate_document
+from mcpmint.load.document import load_document
+from mcpmint.load.validate import validate_document
+from mcpmint.render.cases import build_cases
+from mcpmint.render.format import format_tree
+from mcpmint.render.models import models_source
+from mcpmint.render.templates import RenderInputs, render
+from mcpmint.write.lock import lock_text
 
 
 def main() -> None:

@@ -10,7 +10,7 @@ import pytest
 
 from mcpmint.diagnostics import DiagnosticSink
 from mcpmint.pipeline import build
-from mcpmint.render import tool_definition
+from mcpmint.render.templates import tool_definition
 
 from .invalid_cases import EXPECTED, INVALID_DIR
 from .support import REPO, mcpmint

@@ -12,7 +12,7 @@ import pytest
 from jsonschema import Draft202012Validator  # type: ignore[import-untyped, unused-ignore]
 
 from mcpmint import jsontext
-from mcpmint.compact import (
+from mcpmint.build.compact import (
     HOIST_MIN_BYTES,
     Interner,
     _Compactor,

@@ -9,12 +9,12 @@ from typing import Any
 import pytest
 
 from mcpmint import ir
+from mcpmint.build.frontends.openapi import BuildOptions, build_server
 from mcpmint.diagnostics import DiagnosticSink
-from mcpmint.frontends.openapi import BuildOptions, build_server
-from mcpmint.load import load_document
-from mcpmint.render import catalog
+from mcpmint.load.document import load_document
+from mcpmint.load.validate import validate_document
+from mcpmint.render.templates import catalog
 from mcpmint.runtime.catalog import CatalogError, load_catalog
-from mcpmint.validate import validate_document
 
 # Every operation claims to be harmless in the ways specs (and vendors) spell it.
 HINTS = {

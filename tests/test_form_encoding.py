@@ -8,7 +8,7 @@ import yaml
 
 from mcpmint.diagnostics import DiagnosticSink
 from mcpmint.pipeline import build
-from mcpmint.render import catalog
+from mcpmint.render.templates import catalog
 from mcpmint.runtime.catalog import load_catalog
 from mcpmint.runtime.request import build_request
 

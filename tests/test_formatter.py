@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
-from mcpmint import format as format_module
 from mcpmint.diagnostics import DiagnosticSink
-from mcpmint.format import BLACK_OPTIONS, Formatter, format_texts
 from mcpmint.pipeline import RenderOptions, build, render_server
+from mcpmint.render import format as format_module
+from mcpmint.render.format import BLACK_OPTIONS, Formatter, format_texts
 
 from .support import (
     BAR_COMMANDS,

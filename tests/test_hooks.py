@@ -18,7 +18,7 @@ from pydantic import BaseModel
 
 from mcpmint.diagnostics import DiagnosticSink
 from mcpmint.pipeline import build
-from mcpmint.render import catalog as render_catalog
+from mcpmint.render.templates import catalog as render_catalog
 from mcpmint.runtime.catalog import Catalog, load_catalog
 from mcpmint.runtime.hooks import Hooks, Refusal
 from mcpmint.runtime.server import ConfigurationError, build_server

@@ -20,11 +20,11 @@ from typing import Any
 import pytest
 import yaml
 
-from mcpmint import models
+from mcpmint.build.largeapi import LARGE_TOKENS, result_models_for
 from mcpmint.config import scaffold_text
 from mcpmint.diagnostics import DiagnosticSink
-from mcpmint.largeapi import LARGE_TOKENS, result_models_for
 from mcpmint.pipeline import build
+from mcpmint.render import models
 
 from .conftest import SPECS
 from .support import clean_env, generate_spec_text, mcpmint, run

@@ -15,12 +15,7 @@ import yaml
 
 from mcpmint import refs
 from mcpmint.diagnostics import DiagnosticSink
-from mcpmint.load import (
-    MOUNT_KEY,
-    Limits,
-    RawDocument,
-    load_document,
-)
+from mcpmint.load.document import MOUNT_KEY, Limits, RawDocument, load_document
 
 from .conftest import CORPUS, REPO, corpus_rows
 

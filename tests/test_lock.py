@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 
 from mcpmint.diagnostics import DiagnosticSink
-from mcpmint.lock import (
+from mcpmint.pipeline import build
+from mcpmint.write.lock import (
     Change,
     diff_locks,
     has_breaking,
@@ -23,7 +24,6 @@ from mcpmint.lock import (
     needs_attention,
     parse_lock,
 )
-from mcpmint.pipeline import build
 
 from .conftest import CORPUS, SPECS
 from .support import clean_env, run

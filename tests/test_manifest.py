@@ -13,10 +13,10 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from mcpmint import ir
+from mcpmint.build.frontends.manifest import is_manifest, manifest_schema
 from mcpmint.config import load_config
 from mcpmint.diagnostics import Aborted, DiagnosticSink
-from mcpmint.frontends.manifest import is_manifest, manifest_schema
-from mcpmint.load import load_document
+from mcpmint.load.document import load_document
 from mcpmint.pipeline import GenerateOptions, build, build_config, generate
 
 from .conftest import REPO, SPECS

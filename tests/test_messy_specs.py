@@ -20,10 +20,10 @@ from mcp import Client
 
 from mcpmint.diagnostics import Aborted, DiagnosticSink
 from mcpmint.pipeline import GenerateOptions, build, generate
-from mcpmint.quickcheck import up_to_date
-from mcpmint.render import catalog
+from mcpmint.render.templates import catalog
 from mcpmint.runtime.catalog import load_catalog
 from mcpmint.runtime.server import build_server
+from mcpmint.write.quickcheck import up_to_date
 
 from .support import clean_env, generate_spec_text, mcpmint, run
 

@@ -19,10 +19,10 @@ import pydantic
 import pytest
 import yaml
 
-from mcpmint import models
-from mcpmint.cache import StageCache
 from mcpmint.diagnostics import Aborted, DiagnosticSink
 from mcpmint.pipeline import build, build_with_inputs
+from mcpmint.render import models
+from mcpmint.write.cache import StageCache
 
 from .conftest import CORPUS, REPO, corpus_rows
 

@@ -14,13 +14,13 @@ import pytest
 from mcp import Client
 
 from mcpmint import ir
+from mcpmint.build.toolmodes import estimate_tokens, listed_definitions
 from mcpmint.config import load_config
 from mcpmint.diagnostics import DiagnosticSink
 from mcpmint.pipeline import build_config
-from mcpmint.render import catalog, tool_definition
+from mcpmint.render.templates import catalog, tool_definition
 from mcpmint.runtime.catalog import load_catalog
 from mcpmint.runtime.server import build_server
-from mcpmint.toolmodes import estimate_tokens, listed_definitions
 
 from .support import errors_of, mcpmint, package_tests, write_config
 

@@ -19,7 +19,7 @@ from mcp.shared.exceptions import MCPError
 from mcpmint.config import load_config
 from mcpmint.diagnostics import DiagnosticSink
 from mcpmint.pipeline import build_config
-from mcpmint.render import catalog
+from mcpmint.render.templates import catalog
 from mcpmint.runtime.catalog import Catalog, load_catalog
 from mcpmint.runtime.server import build_server
 

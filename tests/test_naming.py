@@ -6,7 +6,7 @@ import keyword
 
 import pytest
 
-from mcpmint import naming
+from mcpmint.build import naming
 
 
 def request(

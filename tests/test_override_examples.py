@@ -16,7 +16,7 @@ import pytest
 from mcpmint.config import load_config
 from mcpmint.diagnostics import DiagnosticSink
 from mcpmint.pipeline import build_config
-from mcpmint.render import catalog
+from mcpmint.render.templates import catalog
 
 from .support import REPO, clean_env, run
 

@@ -144,7 +144,7 @@ def test_the_hooks_run_the_pipeline_at_most_once(
 # (a config whose bytes a run checked is not checked again) and the runtime's search.
 _NOT_IMPORTED = (
     "mcpmint.pipeline",
-    "mcpmint.render",
+    "mcpmint.render.templates",
     "jinja2",
     "jsonschema",
     "mcpmint.runtime.modes",

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from mcpmint.cache import CACHE_DIR
 from mcpmint.pipeline import GenerateOptions
-from mcpmint.quickcheck import up_to_date
+from mcpmint.write.cache import CACHE_DIR
+from mcpmint.write.quickcheck import up_to_date
 
 from .conftest import CORPUS
 from .support import clean_env, run

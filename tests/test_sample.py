@@ -11,9 +11,9 @@ import yaml
 from jsonschema import Draft202012Validator  # type: ignore[import-untyped, unused-ignore]
 
 from mcpmint import refs
+from mcpmint.build.sample import sample_instance
+from mcpmint.build.schema import Mode, SchemaConverter
 from mcpmint.diagnostics import DiagnosticSink
-from mcpmint.sample import sample_instance
-from mcpmint.schema import Mode, SchemaConverter
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
 PETSTORE_PLUS = CORPUS / "crafted" / "petstore-plus.yaml"

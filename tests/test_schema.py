@@ -21,11 +21,11 @@ from jsonschema import Draft202012Validator  # type: ignore[import-untyped, unus
 from jsonschema.exceptions import SchemaError  # type: ignore[import-untyped, unused-ignore]
 
 from mcpmint import refs
-from mcpmint.compact import inline_defs
+from mcpmint.build.compact import inline_defs
+from mcpmint.build.schema import MAX_BRANCHES, MAX_DEPTH, Mode, SchemaConverter
 from mcpmint.diagnostics import DiagnosticSink, Level
 from mcpmint.pipeline import RenderOptions, build, render_server
 from mcpmint.runtime.results import OutputValidator
-from mcpmint.schema import MAX_BRANCHES, MAX_DEPTH, Mode, SchemaConverter
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
 PETSTORE_PLUS = CORPUS / "crafted" / "petstore-plus.yaml"

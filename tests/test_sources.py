@@ -15,12 +15,12 @@ from mcpmint import ir
 from mcpmint.config import load_config
 from mcpmint.diagnostics import Aborted, DiagnosticSink
 from mcpmint.pipeline import GenerateOptions, build, build_config, generate
-from mcpmint.quickcheck import up_to_date
-from mcpmint.render import catalog, settings_rows
+from mcpmint.render.templates import catalog, settings_rows
 from mcpmint.runtime.catalog import CatalogError, load_catalog
 from mcpmint.runtime.content import render_text
 from mcpmint.runtime.server import build_server as build_runtime_server
 from mcpmint.runtime.upstreams import BaseUrlError, NamedUpstream, named_base_url
+from mcpmint.write.quickcheck import up_to_date
 
 from .conftest import SPECS
 from .support import trees_by_hash_seed

@@ -22,11 +22,11 @@ from typing import Any
 
 import pytest
 
-from mcpmint import validate
-from mcpmint.cache import CACHE_DIR, KEEP, StageCache, cache_key
 from mcpmint.config import load_config
 from mcpmint.diagnostics import DiagnosticSink
+from mcpmint.load import validate
 from mcpmint.pipeline import GenerateOptions, generate
+from mcpmint.write.cache import CACHE_DIR, KEEP, StageCache, cache_key
 
 from .support import REPO, mcpmint
 
@@ -405,8 +405,8 @@ def test_github_one_changed_operation_regenerates_to_the_bytes_of_a_cold_run(
 # jsonschema too: the quick check reads the config unchecked (it trusts only checked bytes).
 _STAGES = (
     "mcpmint.pipeline",
-    "mcpmint.render",
-    "mcpmint.frontends.openapi",
+    "mcpmint.render.templates",
+    "mcpmint.build.frontends.openapi",
     "jinja2",
     "jsonschema",
 )

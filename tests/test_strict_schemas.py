@@ -18,7 +18,7 @@ import pytest
 from jsonschema import Draft202012Validator
 from mcp import Client
 
-from mcpmint.strict import strict_schema
+from mcpmint.build.strict import strict_schema
 
 from .support import User, generate_plus_project, package_tests
 

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from openapi_spec_validator import OpenAPIV30SpecValidator
 
+from mcpmint.build.frontends.swagger2 import convert, convert_with_origins
 from mcpmint.diagnostics import DiagnosticSink
-from mcpmint.frontends.swagger2 import convert, convert_with_origins
 from mcpmint.pipeline import build
 
 from .conftest import CORPUS, SPECS

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from mcpmint.text import MAX_DESCRIPTION, clean_text, instruction_like
+from mcpmint.build.text import MAX_DESCRIPTION, clean_text, instruction_like
 
 from .support import clean_env, run
 

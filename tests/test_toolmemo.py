@@ -12,11 +12,12 @@ from typing import Any
 import pytest
 import yaml
 
-from mcpmint import ir, toolmemo
-from mcpmint.cache import Memo
+from mcpmint import ir
+from mcpmint.build import toolmemo
+from mcpmint.build.toolmemo import decode_tool, encode_tool
 from mcpmint.diagnostics import DiagnosticSink
 from mcpmint.pipeline import build, build_cached
-from mcpmint.toolmemo import decode_tool, encode_tool
+from mcpmint.write.cache import Memo
 
 from .conftest import CORPUS, REPO
 

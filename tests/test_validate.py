@@ -10,12 +10,12 @@ import pytest
 from openapi_spec_validator.validation import keywords
 from pathable.accessors import SubscriptableAccessor
 
-from mcpmint import strictcheck, validate
 from mcpmint.diagnostics import DiagnosticSink, Level
-from mcpmint.load import Limits, load_document
-from mcpmint.specversion import SpecVersion, detect_version
-from mcpmint.strictcheck import MAX_MESSAGE, MAX_REPORTED
-from mcpmint.validate import validate_document
+from mcpmint.load import strictcheck, validate
+from mcpmint.load.document import Limits, load_document
+from mcpmint.load.specversion import SpecVersion, detect_version
+from mcpmint.load.strictcheck import MAX_MESSAGE, MAX_REPORTED
+from mcpmint.load.validate import validate_document
 
 # Test modules are imported as top-level modules until tests/ becomes a package.
 try:

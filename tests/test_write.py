@@ -11,8 +11,8 @@ import yaml
 
 from mcpmint.diagnostics import DiagnosticSink
 from mcpmint.pipeline import GenerateOptions, generate
-from mcpmint.render import FileTree
-from mcpmint.write import MANIFEST, write_tree
+from mcpmint.render.templates import FileTree
+from mcpmint.write.files import MANIFEST, write_tree
 
 from .conftest import SPECS
 

@@ -1,3 +1,3 @@
-from .cli import entry
+from mcpmint.cli import entry
 
 entry()

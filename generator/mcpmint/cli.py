@@ -17,16 +17,16 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from . import __version__
-from .config import Config, find_config, is_config_path, load_config
-from .diagnostics import Aborted, DiagnosticSink
-from .quickcheck import GenerateOptions, up_to_date
+from mcpmint import __version__
+from mcpmint.config import Config, find_config, is_config_path, load_config
+from mcpmint.diagnostics import Aborted, DiagnosticSink
+from mcpmint.write.quickcheck import GenerateOptions, up_to_date
 
 # The pipeline's stages are imported by the commands that run them: `generate --check` on an
 # up-to-date project (every commit's pre-commit hook) needs none of them (quickcheck.py).
 if TYPE_CHECKING:
-    from .cache import Memo
-    from .lock import Change
+    from mcpmint.write.cache import Memo
+    from mcpmint.write.lock import Change
 
 app = typer.Typer(
     name="mcpmint",
@@ -152,7 +152,7 @@ def _build(
     allow_partial: bool = False,
 ) -> tuple[str, Any]:
     """What `validate` and `tools` show: the input's name and its server's IR."""
-    from .pipeline import build_cached
+    from mcpmint.pipeline import build_cached
 
     source = _input(path, sink, namespace, root)
     name = source.path.as_posix() if isinstance(source, Config) else source.as_posix()
@@ -234,7 +234,7 @@ def generate_command(
             typer.echo(f"{out}: up to date (inputs unchanged)")
             return
         source = _input(spec, sink, namespace, root)
-        from .pipeline import generate
+        from mcpmint.pipeline import generate
 
         report = generate(source, options, sink)
         out = report.output
@@ -310,9 +310,9 @@ def tools_command(
     namespace = _valid_namespace(namespace)
 
     def run(sink: DiagnosticSink) -> None:
-        from .quality import QUALITY_HINT, description_findings
-        from .render import tool_definition
-        from .toolmodes import listed_summary
+        from mcpmint.build.quality import QUALITY_HINT, description_findings
+        from mcpmint.build.toolmodes import listed_summary
+        from mcpmint.render.templates import tool_definition
 
         _, server = _build(spec, sink, namespace, root, allow_partial)
         _print_diagnostics(sink)
@@ -370,7 +370,7 @@ def tools_command(
 
 
 def _print_changes(changes: list[Change]) -> None:
-    from .lock import KINDS
+    from mcpmint.write.lock import KINDS
 
     for kind in KINDS:
         group = [change for change in changes if change.kind == kind]
@@ -385,8 +385,8 @@ def _surface(
 ) -> Any:
     """A lock document from a `tools.lock.json` file, or built in memory from a spec (reusing
     the tools in `memo`, and adding the ones it builds)."""
-    from .lock import LockError, is_lock, lock_document, parse_lock
-    from .pipeline import build_cached
+    from mcpmint.pipeline import build_cached
+    from mcpmint.write.lock import LockError, is_lock, lock_document, parse_lock
 
     if path.suffix == ".json" and path.is_file():
         try:
@@ -422,8 +422,8 @@ def diff_command(
     namespace = _valid_namespace(namespace)
 
     def run(sink: DiagnosticSink) -> None:
-        from .cache import Memo
-        from .lock import KINDS, diff_locks, needs_attention
+        from mcpmint.write.cache import Memo
+        from mcpmint.write.lock import KINDS, diff_locks, needs_attention
 
         # The new spec's build reuses every tool the old one's built whose inputs are the
         # same (toolmemo.py): most of them, between two versions of an API.

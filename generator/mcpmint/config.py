@@ -17,14 +17,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from . import ir
-from .diagnostics import DiagnosticSink
-from .load import decode_utf8, parse_json
-from .loadcommon import FileSource, Limits, Refused
-from .refs import escape_token
-from .resources import bundled_schema
-from .settings import check_settings
-from .toolmodes import ToolsOptions, read_tools_options
+from mcpmint import ir
+from mcpmint.build.toolmodes import ToolsOptions, read_tools_options
+from mcpmint.diagnostics import DiagnosticSink
+from mcpmint.load.common import FileSource, Limits, Refused
+from mcpmint.load.document import decode_utf8, parse_json
+from mcpmint.refs import escape_token
+from mcpmint.resources import bundled_schema
+from mcpmint.settings import check_settings
 
 if TYPE_CHECKING:  # imported where the schema is checked: the quick check needs none of it
     from jsonschema.exceptions import ValidationError
@@ -219,7 +219,7 @@ def _read(path: Path, sink: DiagnosticSink) -> tuple[Any, FileSource] | None:
         text = decode_utf8(raw, display)
         if path.suffix.lower() == ".json":
             return parse_json(text, display, limits, sink)
-        from .yamlload import parse_yaml  # PyYAML is imported for YAML files only
+        from mcpmint.load.yamlparse import parse_yaml  # PyYAML is imported for YAML files only
 
         return parse_yaml(text, display, limits, sink)
     except Refused as exc:

@@ -76,7 +76,7 @@ def _check(config: str) -> int:
 def _generate(config: str) -> int:
     """The `generate` hook for one project: 0 when it is up to date, else `mcpmint generate`
     once, and 1 when that changed the project's manifest (or `generate`'s own failure)."""
-    from .write import MANIFEST  # here: the check hook imports none of the generator
+    from mcpmint.write.files import MANIFEST  # here: the check hook imports none of the generator
 
     fresh, folder = _quick_check(config)
     if fresh:
@@ -108,9 +108,9 @@ def _quick_check(config: str) -> tuple[bool, Path | None]:
     to date, and the folder it generates into (None when the config cannot be read: `mcpmint
     generate` then says why). Made here, not in a subprocess: the quick check is what most
     commits need, and a second process would only start the same imports again."""
-    from .config import load_config
-    from .diagnostics import DiagnosticSink
-    from .quickcheck import GenerateOptions, up_to_date
+    from mcpmint.config import load_config
+    from mcpmint.diagnostics import DiagnosticSink
+    from mcpmint.write.quickcheck import GenerateOptions, up_to_date
 
     try:
         # Unchecked: the quick check confirms only a config whose bytes a run checked.

@@ -14,17 +14,34 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from . import ir
-from .cache import CACHE_DIR, Memo, StageCache, cache_key
-from .cases import build_cases
-from .config import CONFIG_NAMES, Config, Source, find_config, scaffold_text
-from .diagnostics import Aborted, DiagnosticSink
-from .format import Formatter, format_tree
-from .frontends.manifest import build_manifest_server, is_manifest
-from .frontends.openapi import BuildOptions, build_server
-from .largeapi import every_tool_tokens, is_large, result_models_for, warn_if_large
-from .load import RawDocument, load_document
-from .lock import (
+from mcpmint import ir
+from mcpmint.build.frontends.manifest import build_manifest_server, is_manifest
+from mcpmint.build.frontends.openapi import BuildOptions, build_server
+from mcpmint.build.largeapi import every_tool_tokens, is_large, result_models_for, warn_if_large
+from mcpmint.build.resource_templates import add_resource_templates
+from mcpmint.build.sources import Part, merge_sources
+from mcpmint.build.strict import strict_server
+from mcpmint.build.toolmodes import apply_tools_options, check_budget
+from mcpmint.config import CONFIG_NAMES, Config, Source, find_config, scaffold_text
+from mcpmint.diagnostics import Aborted, DiagnosticSink
+from mcpmint.load.document import RawDocument, load_document
+from mcpmint.load.validate import start_validation
+from mcpmint.render.cases import build_cases
+from mcpmint.render.format import Formatter, format_tree
+from mcpmint.render.models import models_source
+from mcpmint.render.templates import FileTree, RenderInputs, models_file, models_path, render
+from mcpmint.resources import generator_identity
+from mcpmint.write.cache import CACHE_DIR, Memo, StageCache, cache_key
+from mcpmint.write.files import (
+    FROM_CONFIG,
+    WriteReport,
+    file_sha256,
+    inputs_fingerprint,
+    record_from_config,
+    recorded_inputs,
+    write_tree,
+)
+from mcpmint.write.lock import (
     LOCK_FILE,
     Change,
     LockError,
@@ -34,24 +51,7 @@ from .lock import (
     lock_document,
     parse_lock,
 )
-from .models import models_source
-from .openapi_resources import add_resource_templates
-from .quickcheck import GenerateOptions, relative, run_options
-from .render import FileTree, RenderInputs, models_file, models_path, render
-from .resources import generator_identity
-from .sources import Part, merge_sources
-from .strict import strict_server
-from .toolmodes import apply_tools_options, check_budget
-from .validate import start_validation
-from .write import (
-    FROM_CONFIG,
-    WriteReport,
-    file_sha256,
-    inputs_fingerprint,
-    record_from_config,
-    recorded_inputs,
-    write_tree,
-)
+from mcpmint.write.quickcheck import GenerateOptions, relative, run_options
 
 __all__ = [
     "GenerateOptions",

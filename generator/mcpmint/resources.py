@@ -47,7 +47,7 @@ def generator_identity() -> str:
     Recorded with every generated tree, so a changed generator (even a development checkout
     without a version bump) never passes for the one that wrote the tree.
     """
-    from . import __version__
+    from mcpmint import __version__
 
     # The same files whether installed from a wheel (templates inside the package) or run
     # from a checkout (templates beside it): the Python sources and the package templates.

@@ -17,8 +17,8 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from .diagnostics import DiagnosticSink
-from .refs import escape_token
+from mcpmint.diagnostics import DiagnosticSink
+from mcpmint.refs import escape_token
 
 __all__ = ["RUNTIME_SETTINGS", "SECRET_NAME", "check_settings", "known_settings"]
 
@@ -126,9 +126,9 @@ def check_settings(
 def _runtime_problem(key: str, value: str) -> str | None:
     """What the generated server would say about this value at start, from its own readers
     (limits, confirmation fallback, tool filter); None when they accept it."""
-    from .runtime.allowlist import AllowlistError, ToolFilter
-    from .runtime.limits import LimitsError, load_limits
-    from .runtime.tokens import ConfirmSettingsError, load_fallback
+    from mcpmint.runtime.allowlist import AllowlistError, ToolFilter
+    from mcpmint.runtime.limits import LimitsError, load_limits
+    from mcpmint.runtime.tokens import ConfirmSettingsError, load_fallback
 
     prefix = "<PREFIX>"
     environ = {f"{prefix}_{key}": value}

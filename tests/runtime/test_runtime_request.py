@@ -288,8 +288,9 @@ def test_request_catalog_and_render_modules_do_not_import_mcp() -> None:
     import sys
 
     code = (
-        "import sys, mcpmint.runtime.request, mcpmint.runtime.catalog, mcpmint.render;"
-        "import mcpmint.cli, mcpmint.settings, mcpmint.toolmodes, mcpmint.frontends.manifest;"
+        "import sys, mcpmint.runtime.request, mcpmint.runtime.catalog, mcpmint.render.templates;"
+        "import mcpmint.cli, mcpmint.settings, mcpmint.build.toolmodes;"
+        "import mcpmint.build.frontends.manifest;"
         "mcpmint.settings._runtime_problem('TIMEOUT', '5');"
         "assert not any(m == 'mcp' or m.startswith(('mcp.', 'httpx2')) for m in sys.modules)"
     )

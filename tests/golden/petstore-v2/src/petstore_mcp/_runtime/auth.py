@@ -15,6 +15,10 @@ tools a caller may call (`permitted_tools`).
 The caller's token never goes upstream: upstream credentials come from the server's own
 environment (`credentials.py`) or, per verified caller, from the package's `auth.py` hook
 (`caller_credentials`), which may not hand the caller's token back.
+
+One module, over 600 lines: it is copied into every generated package, and keeping inbound
+authentication (settings, JWT and introspection verifiers, the scope gate, the metadata)
+in one file keeps the security review of a generated server to one place.
 """
 
 from __future__ import annotations

@@ -1,0 +1,121 @@
+"""What every frontend does the same way (OpenAPI and manifests): the names a server and its
+credentials get, how a security requirement is read, and what an HTTP method says about a tool.
+
+One place, so that a manifest tool and an OpenAPI tool bound to the same endpoint come out
+alike: same package names, same environment variables, same annotations.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from mcpmint import ir, refs
+from mcpmint.build import naming
+from mcpmint.build.text import clean_text, one_line
+from mcpmint.diagnostics import DiagnosticSink
+
+
+def new_server(
+    namespace: str,
+    *,
+    title: str,
+    version: str,
+    description: str,
+    tools: Iterable[ir.Tool],
+    security_schemes: Iterable[ir.SecurityScheme],
+    **rest: Any,
+) -> ir.Server:
+    """The server of `namespace`: `petstore` is the distribution `petstore-mcp`, the package
+    `petstore_mcp` and the variables `PETSTORE_*`. Tools and schemes are sorted by name, so the
+    output does not depend on the order of the input."""
+    return ir.Server(
+        distribution=f"{namespace.replace('_', '-')}-mcp",
+        package=f"{namespace}_mcp",
+        namespace=namespace,
+        env_prefix=namespace.upper(),
+        title=title,
+        version=one_line(version, 64),
+        description=clean_text(description),
+        instructions="",
+        tools=tuple(sorted(tools, key=lambda t: t.name)),
+        security_schemes=tuple(sorted(security_schemes, key=lambda s: s.name)),
+        **rest,
+    )
+
+
+def default_title(stem: str) -> str:
+    """A title from a tool name without its namespace: `list_pets` -> "List pets"."""
+    return " ".join(naming.words(stem)).capitalize()
+
+
+def namespaced(namespace: str, name: str) -> str:
+    """An operator's name, taken as written but for the namespace prefix it may leave out."""
+    return name if name.startswith(namespace + "_") else f"{namespace}_{name}"
+
+
+# ---------------------------------------------------------------------- security schemes
+def credential_variable(env_prefix: str, scheme: str) -> str:
+    """The environment variable (or the stem of the variables) of a scheme's credential."""
+    return f"{env_prefix}_{naming.env_name(scheme) or 'CREDENTIAL'}"
+
+
+def api_key_scheme(name: str, location: str, parameter: str, var: str) -> ir.SecurityScheme:
+    return ir.SecurityScheme(name, "apiKey", location, parameter, env=(("value", var),))
+
+
+def bearer_scheme(name: str, var: str) -> ir.SecurityScheme:
+    return ir.SecurityScheme(name, "http", scheme="bearer", env=(("token", var),))
+
+
+def basic_scheme(name: str, var: str) -> ir.SecurityScheme:
+    basic = (("password", f"{var}_PASSWORD"), ("username", f"{var}_USERNAME"))
+    return ir.SecurityScheme(name, "http", scheme="basic", env=basic)
+
+
+def security_requirements(
+    document: Mapping[str, Any],
+    node: Mapping[str, Any],
+    pointer: str,
+    known: set[str],
+    locate: Callable[[str], str],
+    sink: DiagnosticSink,
+    undefined: tuple[str, str],
+) -> tuple[tuple[ir.SchemeUse, ...], ...]:
+    """The `security:` of the operation or tool `node` at `pointer` (else the document's) as
+    alternatives of scheme uses. A scheme not in `known` is an error: `undefined` is its
+    message (followed by the scheme) and hint. What is not a list of mappings is passed over
+    (an OpenAPI validator has reported it; a manifest's schema refuses it)."""
+    if "security" in node:
+        requirements, where = node["security"], refs.join(pointer, "security")
+    else:
+        requirements, where = document.get("security", []), "#/security"
+    if not isinstance(requirements, list):
+        return ()
+    alternatives: list[tuple[ir.SchemeUse, ...]] = []
+    for index, requirement in enumerate(requirements):
+        if not isinstance(requirement, Mapping):
+            continue
+        uses: list[ir.SchemeUse] = []
+        for scheme, scopes in requirement.items():
+            if scheme not in known:
+                message, hint = undefined
+                sink.error(locate(refs.join(where, index, scheme)), f"{message} {scheme!r}", hint)
+                continue
+            scope_list = tuple(str(s) for s in scopes) if isinstance(scopes, list) else ()
+            uses.append(ir.SchemeUse(str(scheme), scope_list))
+        alternatives.append(tuple(sorted(uses, key=lambda u: u.scheme)))
+    return tuple(alternatives)
+
+
+# ---------------------------------------------------------------------- annotations
+def method_annotations(method: str, title: str) -> ir.Annotations:
+    """Derived from the method only: hints inside a spec never make a tool look safer."""
+    if method in ("GET", "HEAD", "OPTIONS", "TRACE"):
+        return ir.Annotations(title, read_only=True, destructive=False, idempotent=True)
+    if method == "POST":
+        return ir.Annotations(title, read_only=False, destructive=False, idempotent=False)
+    if method == "PATCH":
+        return ir.Annotations(title, read_only=False, destructive=True, idempotent=False)
+    # PUT replaces and DELETE removes: both can lose data, and both are idempotent.
+    return ir.Annotations(title, read_only=False, destructive=True, idempotent=True)

@@ -1,0 +1,1168 @@
+"""OpenAPI 3.0 / 3.1 (3.2 read as 3.1) -> `ir.Server`.
+
+Reads the bundled document (every `$ref` local), turns each operation into one tool with one
+argument object, and reports what it cannot use as located diagnostics.
+
+One module, over 600 lines: an operation becomes a tool in one pass over its parameters,
+body, responses and security, and each part's decisions (names, clashes, confirmation) read
+the others'.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from fnmatch import fnmatchcase
+from typing import Any
+from urllib.parse import urlsplit
+
+from jsonschema import Draft202012Validator
+
+from mcpmint import ir, refs
+from mcpmint.build import naming, servers_check
+from mcpmint.build.compact import OUTPUT_SCHEMA_MAX_BYTES, compact
+from mcpmint.build.frontends import common
+from mcpmint.build.sample import sample_instance
+from mcpmint.build.schema import SchemaConverter, SchemaRoot
+from mcpmint.build.text import clean_text, instruction_like, one_line
+from mcpmint.build.toolmemo import ToolKeys, decoded, encode_tool, record_text
+from mcpmint.config import Override, Selection
+from mcpmint.diagnostics import DiagnosticSink, Level
+from mcpmint.load.document import RawDocument
+from mcpmint.load.specversion import SpecVersion
+from mcpmint.runtime.catalog import RESERVED_HEADERS
+from mcpmint.write.cache import Memo
+
+# A security requirement that names no usable scheme: the message (then the name) and hint.
+_UNDEFINED_SCHEME = (
+    "security requirement names an undefined or unsupported scheme",
+    "define it under components.securitySchemes",
+)
+
+HTTP_METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
+_LOCATION_ORDER = {"path": 0, "query": 1, "header": 2, "cookie": 3}
+_DEFAULT_STYLE = {"path": "simple", "query": "form", "header": "simple", "cookie": "form"}
+# OpenAPI: header parameters with these names "SHALL be ignored" (the spec has other ways).
+_IGNORED_HEADERS = frozenset({"accept", "content-type", "authorization"})
+_JSON_MEDIA = re.compile(r"^application/(.+\+)?json(;.*)?$", re.IGNORECASE)
+# After JSON, in this order of preference; any other media type whose schema is a binary string
+# (or absent) is sent as raw bytes, carried base64-encoded by one `body` argument.
+_SUPPORTED_BODY_MEDIA = ("application/x-www-form-urlencoded", "multipart/form-data", "text/plain")
+_FORM_MEDIA = "application/x-www-form-urlencoded"
+_FORM_STYLES = ("form", "spaceDelimited", "pipeDelimited", "deepObject")
+_MULTIPART_MEDIA = "multipart/form-data"
+_FILE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "description": "A file: its bytes base64-encoded, with a filename and a media type.",
+    "properties": {
+        "content_base64": {"type": "string", "contentEncoding": "base64", "examples": ["aGVsbG8="]},
+        "filename": {"type": "string"},
+        "content_type": {"type": "string"},
+    },
+    "required": ["content_base64"],
+    "additionalProperties": False,
+}
+
+
+@dataclass(frozen=True)
+class BuildOptions:
+    namespace: str | None = None
+    max_tool_name: int = naming.DEFAULT_MAX_TOOL_NAME
+    # Which tools ask the user before acting (docs/safety.md); `output.confirmation`.
+    confirmation: ir.ConfirmationPolicy = "writes"
+    # Selection and overrides from mcpmint.yaml (docs/config.md): the operator's word.
+    include: Selection | None = None
+    exclude: Selection | None = None
+    overrides: tuple[Override, ...] = ()
+    # `--allow-partial`: an operation that cannot become a tool is left out with a warning.
+    allow_partial: bool = False
+
+
+# An operation that cannot become a tool is an error that ends with this hint.
+_PARTIAL_HINT = "fix the spec there, or pass --allow-partial to generate the other tools without it"
+
+
+@dataclass
+class _Operation:
+    """One operation with everything the tool needs, before names are assigned."""
+
+    method: str
+    path: str
+    pointer: str
+    operation: Mapping[str, Any]
+    path_parameters: list[Any]
+
+    @property
+    def key(self) -> str:
+        return f"{self.method.upper()} {self.path}"
+
+
+def build_server(
+    doc: RawDocument,
+    version: SpecVersion,
+    options: BuildOptions,
+    sink: DiagnosticSink,
+    memo: Memo | None = None,
+) -> ir.Server | None:
+    """Build the IR of a server from an OpenAPI document; None when nothing usable.
+    `memo`: the previous run's tools (toolmemo.py), reused where their inputs are unchanged;
+    this run's are added to it."""
+    if version.family == "swagger":  # converted to the 3.0 shape, then built as 3.0
+        from mcpmint.build.frontends.swagger2 import as_openapi3
+
+        doc, version = as_openapi3(doc, sink)
+    return _Builder(doc, version, options, sink, memo).build()
+
+
+def cut_outputs_warning(cut: Sequence[str]) -> tuple[str, str]:
+    """The message and hint of the warning about the output schemas `cut` to fit ("METHOD
+    /path" of each, in document order), located at `#/paths`."""
+    return (
+        f"{len(cut)} output schemas are larger than {OUTPUT_SCHEMA_MAX_BYTES // 1024} KB and "
+        "were cut to the depth that fits (below it, only types): "
+        + ", ".join(cut[:5])
+        + (" ..." if len(cut) > 5 else ""),
+        "whole responses still reach the model; the schema only describes less deeply",
+    )
+
+
+class _Builder:
+    def __init__(
+        self,
+        doc: RawDocument,
+        version: SpecVersion,
+        options: BuildOptions,
+        sink: DiagnosticSink,
+        memo: Memo | None = None,
+    ) -> None:
+        self.doc = doc
+        self.data = doc.data
+        self.options = options
+        self.sink = sink
+        self.memo = memo
+        self.skipped: list[str] = []
+        self.cut_outputs: list[str] = []
+        minor = 0 if (version.major, version.minor) == (3, 0) else 1
+        self.converter = SchemaConverter(
+            self.data, openapi=(3, minor), sink=sink, locate=doc.locate
+        )
+
+    # ------------------------------------------------------------------ helpers
+    def deref(self, node: Any, pointer: str) -> tuple[Any, str]:
+        try:
+            return refs.deref(self.data, node, pointer)
+        except refs.PointerError as exc:
+            self.sink.error(self.doc.locate(pointer), f"cannot resolve $ref: {exc}")
+            return None, pointer
+
+    def locate(self, pointer: str) -> str:
+        return self.doc.locate(pointer)
+
+    # ------------------------------------------------------------------ server
+    def build(self) -> ir.Server | None:
+        info = self.data.get("info") if isinstance(self.data.get("info"), Mapping) else {}
+        assert isinstance(info, Mapping)
+        title = one_line(str(info.get("title") or "API"))
+        namespace = self.options.namespace or naming.namespace_from_title(title)
+        security_schemes = self.security_schemes(namespace.upper())
+        operations = self.operations()
+        tools = self.tools(namespace, operations, {s.name for s in security_schemes})
+        servers_check.check_servers(self.data, self.locate, self.sink, namespace.upper())  # G16
+        if self.sink.has_errors:
+            return None
+        if self.cut_outputs:
+            self.sink.warning(self.locate("#/paths"), *cut_outputs_warning(self.cut_outputs))
+        base_url, servers = self.base_url()
+        url_template, url_variables = servers_check.server_template(self.data, base_url)
+        return common.new_server(
+            namespace,
+            title=title,
+            version=str(info.get("version") or "0.0.0"),
+            description=str(info.get("description") or ""),
+            tools=tools,
+            security_schemes=security_schemes,
+            base_url=base_url,
+            spec_servers=servers,
+            server_url_template=url_template,
+            server_variables=url_variables,
+            skipped=tuple(self.skipped),
+            cut_outputs=tuple(self.cut_outputs),
+        )
+
+    def base_url(self) -> tuple[str, tuple[str, ...]]:
+        servers = self.data.get("servers")
+        urls: list[str] = []
+        if isinstance(servers, list):
+            for index, server in enumerate(servers):
+                if not isinstance(server, Mapping) or not isinstance(server.get("url"), str):
+                    continue
+                url = str(server["url"])
+                variables = server.get("variables")
+                if isinstance(variables, Mapping):
+                    for name, variable in variables.items():
+                        if isinstance(variable, Mapping) and "default" in variable:
+                            url = url.replace("{" + str(name) + "}", str(variable["default"]))
+                if "{" in url:
+                    self.sink.warning(
+                        self.locate(refs.join("#/servers", index, "url")),
+                        "server URL has a variable without a default; it cannot be used as is",
+                    )
+                    continue
+                urls.append(url)
+        for url in urls:
+            parts = urlsplit(url)
+            if parts.scheme in ("http", "https") and parts.netloc:
+                return url.rstrip("/"), tuple(urls)
+        if urls:
+            self.sink.warning(
+                self.locate("#/servers"),
+                "the spec gives no absolute http(s) server URL",
+                "set the base URL variable when running the server (see its README)",
+            )
+        return "", tuple(urls)
+
+    # ------------------------------------------------------------------ security
+    def security_schemes(self, env_prefix: str) -> list[ir.SecurityScheme]:
+        components = self.data.get("components")
+        raw = components.get("securitySchemes") if isinstance(components, Mapping) else None
+        if not isinstance(raw, Mapping):
+            return []
+        schemes: list[ir.SecurityScheme] = []
+        for name, node in raw.items():
+            pointer = refs.join("#/components/securitySchemes", name)
+            scheme, pointer = self.deref(node, pointer)
+            if not isinstance(scheme, Mapping):
+                continue
+            var = common.credential_variable(env_prefix, str(name))
+            kind = scheme.get("type")
+            if (
+                kind == "apiKey"
+                and scheme.get("in") == "header"
+                and str(scheme.get("name", "")).lower() in RESERVED_HEADERS - {"authorization"}
+            ):
+                self.sink.warning(
+                    self.locate(pointer),
+                    f"security scheme {name!r} would send its key as the {scheme.get('name')} "
+                    "header, which a request may not set; operations that need only it will "
+                    "refuse to run",
+                )
+            elif kind == "apiKey" and scheme.get("in") in ("header", "query", "cookie"):
+                location, parameter = str(scheme["in"]), str(scheme.get("name", ""))
+                schemes.append(common.api_key_scheme(str(name), location, parameter, var))
+            elif kind == "http" and str(scheme.get("scheme", "")).lower() == "bearer":
+                schemes.append(common.bearer_scheme(str(name), var))
+            elif kind == "http" and str(scheme.get("scheme", "")).lower() == "basic":
+                schemes.append(common.basic_scheme(str(name), var))
+            elif kind in ("oauth2", "openIdConnect"):
+                token_url = ""
+                flows = scheme.get("flows")
+                if isinstance(flows, Mapping) and isinstance(
+                    flows.get("clientCredentials"), Mapping
+                ):
+                    token_url = str(flows["clientCredentials"].get("tokenUrl", ""))
+                env: tuple[tuple[str, str], ...] = (("token", f"{var}_ACCESS_TOKEN"),)
+                if token_url:
+                    env = (
+                        ("clientId", f"{var}_CLIENT_ID"),
+                        ("clientSecret", f"{var}_CLIENT_SECRET"),
+                        *env,
+                    )
+                schemes.append(ir.SecurityScheme(str(name), kind, token_url=token_url, env=env))
+            else:
+                self.sink.warning(
+                    self.locate(pointer),
+                    f"security scheme {name!r} ({kind} {scheme.get('scheme', '')}) is not "
+                    "supported; operations that need only it will refuse to run",
+                )
+        return schemes
+
+    def security(
+        self, operation: Mapping[str, Any], pointer: str, known: set[str]
+    ) -> tuple[tuple[ir.SchemeUse, ...], ...]:
+        return common.security_requirements(
+            self.data, operation, pointer, known, self.locate, self.sink, _UNDEFINED_SCHEME
+        )
+
+    # ------------------------------------------------------------------ operations
+    def operations(self) -> list[_Operation]:
+        paths = self.data.get("paths")
+        if paths is None:
+            return []
+        if not isinstance(paths, Mapping):
+            self.sink.error(self.locate("#/paths"), "`paths` must be a mapping")
+            return []
+        found: list[_Operation] = []
+        for path, node in paths.items():
+            pointer = refs.join("#/paths", path)
+            item, item_pointer = self.deref(node, pointer)
+            reason = refs.unresolved(item)
+            if reason is not None:
+                self.cannot_build(
+                    refs.join(pointer, "$ref"),
+                    f"path {path}: its path item {reason}; none of its operations can be a tool",
+                    f"{path} (all operations): unresolvable path item $ref",
+                )
+                continue
+            if not isinstance(item, Mapping):
+                continue
+            listed = item.get("parameters")
+            shared: list[Any] = listed if isinstance(listed, list) else []
+            shared_ptrs = [refs.join(item_pointer, "parameters", i) for i in range(len(shared))]
+            for method in HTTP_METHODS:
+                operation = item.get(method)
+                if isinstance(operation, Mapping):
+                    found.append(
+                        _Operation(
+                            method=method,
+                            path=str(path),
+                            pointer=refs.join(item_pointer, method),
+                            operation=operation,
+                            path_parameters=list(zip(shared, shared_ptrs, strict=True)),
+                        )
+                    )
+        return found
+
+    def tools(
+        self, namespace: str, operations: list[_Operation], known_schemes: set[str]
+    ) -> list[ir.Tool]:
+        self.check_operation_ids(operations)
+        overrides = self.match_overrides(operations)
+        operations = self.select(operations, overrides)
+        names = self.tool_names(namespace, operations, overrides)
+        keys = self.tool_keys(known_schemes)
+        tools = []
+        for op in operations:
+            name = names[op.key]
+            before = len(self.sink.items)
+            tool = self.reused_or_built(name, namespace, op, known_schemes, keys)
+            if self.options.allow_partial and self.partial(op, before):
+                continue
+            if tool is not None:
+                override = overrides.get(op.key)
+                tools.append(tool if override is None else self.overridden(tool, override))
+        return tools
+
+    def cannot_build(self, pointer: str, message: str, skipped: str) -> None:
+        """An operation (or path) that cannot become a tool: an error, or with
+        `--allow-partial` a warning, and it is listed as left out."""
+        if self.options.allow_partial:
+            self.sink.warning(self.locate(pointer), message + "; left out (--allow-partial)")
+            self.skipped.append(skipped)
+        else:
+            self.sink.error(self.locate(pointer), message, _PARTIAL_HINT)
+
+    def partial(self, op: _Operation, before: int) -> bool:
+        """With `--allow-partial`: the errors reported while building `op` (from index
+        `before` on) become warnings and the operation is left out. True if it is."""
+        items = self.sink.items
+        found = [d for d in items[before:] if d.level is Level.ERROR]
+        if not found:
+            return False
+        items[before:] = [
+            replace(d, level=Level.WARNING, hint="" if d.hint == _PARTIAL_HINT else d.hint)
+            for d in items[before:]
+        ]
+        self.sink.warning(
+            self.locate(op.pointer),
+            f"operation {op.key} cannot become a tool ({len(found)} error(s) above); "
+            "left out (--allow-partial)",
+        )
+        self.skipped.append(f"{op.key}: {found[0].message}")
+        return True
+
+    def tool_names(
+        self, namespace: str, operations: list[_Operation], overrides: dict[str, Override]
+    ) -> dict[str, str]:
+        """Each operation's tool name, by key ("METHOD /path"); collisions are errors."""
+        limit = self.options.max_tool_name
+        requests = [
+            naming.NameRequest(
+                source=self.locate(op.pointer),
+                key=op.key,
+                words=tuple(
+                    naming.operation_words(
+                        str(op.operation.get("operationId") or ""), op.method, op.path
+                    )
+                ),
+            )
+            for op in operations
+            if op.key not in overrides or overrides[op.key].name is None
+        ]
+        names, collisions = naming.assign_tool_names(namespace, requests, limit)
+        for collision in collisions:
+            self.sink.error(
+                collision.sources[0],
+                f"operations give the same tool name {collision.name!r}: "
+                + ", ".join(collision.sources),
+                "rename one operationId, or give one a name override in mcpmint.yaml",
+            )
+        # Names the operator chose: taken as written (namespaced), never shortened.
+        owners = {
+            name: f"{op.key} ({self.locate(op.pointer)})"
+            for op in operations
+            if (name := names.get(op.key))
+        }
+        for op in operations:
+            override = overrides.get(op.key)
+            if override is None or override.name is None:
+                continue
+            name = common.namespaced(namespace, override.name)
+            if len(name) > limit:
+                self.sink.error(
+                    override.location,
+                    f"override name {name!r} is {len(name)} characters, more than "
+                    f"output.max_tool_name ({limit})",
+                    "choose a shorter name or raise output.max_tool_name (at most 128)",
+                )
+            if name in owners:
+                self.sink.error(
+                    override.location,
+                    f"override name {name!r} for {op.key} is already the name of the tool of "
+                    f"{owners[name]}",
+                    "choose another name, or rename the other tool with an override too",
+                )
+            owners[name] = f"{op.key} (override at {override.location})"
+            names[op.key] = name
+        return names
+
+    # ------------------------------------------------------------------ mcpmint.yaml
+    def match_overrides(self, operations: list[_Operation]) -> dict[str, Override]:
+        """Each override, by the key ("METHOD /path") of the operation it names. An override
+        that names no operation is a stale entry: an error at its key."""
+        by_id = {str(op.operation["operationId"]): op for op in operations if _has_id(op)}
+        by_key = {op.key: op for op in operations}
+        matched: dict[str, Override] = {}
+        for override in self.options.overrides:
+            op = by_id.get(override.key) or by_key.get(_normal_key(override.key))
+            if op is None:
+                close = difflib.get_close_matches(override.key, [*by_id, *by_key], n=3)
+                self.sink.error(
+                    override.location,
+                    f"override {override.key!r} names no operation of the spec",
+                    (f"did you mean {' or '.join(map(repr, close))}? " if close else "")
+                    + 'key overrides by operationId or by "METHOD /path"; remove stale ones',
+                )
+                continue
+            if op.key in matched:
+                self.sink.error(
+                    override.location,
+                    f"override {override.key!r} names {op.key}, which already has an override "
+                    f"({matched[op.key].key!r} at {matched[op.key].location})",
+                    "merge the two overrides into one",
+                )
+                continue
+            matched[op.key] = override
+        return matched
+
+    def select(
+        self, operations: list[_Operation], overrides: dict[str, Override]
+    ) -> list[_Operation]:
+        """The operations `include`, `exclude` and `hidden` overrides keep."""
+        include, exclude = self.options.include, self.options.exclude
+        if include is None and exclude is None and not overrides:
+            return operations
+        for selection in (include, exclude):
+            if selection is not None:
+                self.check_selection(selection, operations)
+        kept = [
+            op
+            for op in operations
+            if (include is None or _matches_all(include, op))
+            and (exclude is None or not _matches_any(exclude, op))
+            and not (op.key in overrides and overrides[op.key].hidden)
+        ]
+        for key, override in overrides.items():
+            if not override.hidden and key not in {op.key for op in kept}:
+                self.sink.warning(
+                    override.location,
+                    f"override {override.key!r}: {key} is not selected, so it has no effect",
+                    "remove the override, or select the operation in include/exclude",
+                )
+        if operations and not kept:
+            chosen = include or exclude
+            where = chosen.location if chosen else next(iter(overrides.values())).location
+            self.sink.error(
+                where,
+                f"the selection keeps none of the spec's {len(operations)} operations",
+                "check include/exclude (include keeps operations that match every key given; "
+                "exclude drops those that match any entry) and the `hidden` overrides",
+            )
+        return kept
+
+    def check_selection(self, selection: Selection, operations: list[_Operation]) -> None:
+        """Entries that can never match are stale: unknown operationIds and tags are errors,
+        methods and path globs that match nothing are warnings."""
+        ids = {str(op.operation["operationId"]) for op in operations if _has_id(op)}
+        tags = {tag for op in operations for tag in _tags(op)}
+        for index, operation_id in enumerate(selection.operations):
+            if operation_id not in ids:
+                close = difflib.get_close_matches(operation_id, sorted(ids), n=3)
+                self.sink.error(
+                    selection.where("operations", index),
+                    f"no operation has the operationId {operation_id!r}",
+                    (f"did you mean {' or '.join(map(repr, close))}? " if close else "")
+                    + "remove stale entries",
+                )
+        for index, tag in enumerate(selection.tags):
+            if tag not in tags:
+                self.sink.error(
+                    selection.where("tags", index),
+                    f"no operation has the tag {tag!r}",
+                    "tags in the spec: " + (", ".join(sorted(tags)) or "none"),
+                )
+        for index, method in enumerate(selection.methods):
+            if not any(op.method.upper() == method for op in operations):
+                self.sink.warning(
+                    selection.where("methods", index), f"no operation uses the method {method}"
+                )
+        for index, glob in enumerate(selection.paths):
+            if not any(fnmatchcase(op.path, glob) for op in operations):
+                self.sink.warning(
+                    selection.where("paths", index),
+                    f"the path pattern {glob!r} matches no path of the spec",
+                    "patterns match whole paths as written in the spec; `*` also matches `/`, "
+                    "e.g. /pets/*",
+                )
+
+    def overridden(self, tool: ir.Tool, override: Override) -> ir.Tool:
+        """The operator's changes; annotations and confirmation may go either way."""
+        title = one_line(override.title) if override.title is not None else tool.title
+        hints = dict(override.annotations)
+        annotations = ir.Annotations(
+            title=title,
+            read_only=hints.get("readOnlyHint", tool.annotations.read_only),
+            destructive=hints.get("destructiveHint", tool.annotations.destructive),
+            idempotent=hints.get("idempotentHint", tool.annotations.idempotent),
+            open_world=hints.get("openWorldHint", tool.annotations.open_world),
+        )
+        confirmation = override.confirmation or ir.confirmation_for(
+            self.options.confirmation, annotations
+        )
+        description = tool.description
+        if override.description is not None:
+            description = clean_text(override.description) or tool.description
+        input_schema, examples = tool.input_schema, tool.examples
+        if override.examples:
+            examples = override_examples(tool, override, self.sink)
+            input_schema = {**input_schema, "examples": list(examples)}
+        return replace(
+            tool,
+            title=title,
+            description=description,
+            annotations=annotations,
+            confirmation=confirmation,
+            input_schema=input_schema,
+            examples=examples,
+            scopes=override.scopes or tool.scopes,
+        )
+
+    def check_operation_ids(self, operations: list[_Operation]) -> None:
+        seen: dict[str, str] = {}
+        for op in operations:
+            operation_id = op.operation.get("operationId")
+            if operation_id is None:
+                continue
+            where = refs.join(op.pointer, "operationId")
+            if not isinstance(operation_id, str) or not operation_id.strip():
+                self.sink.error(self.locate(where), "operationId must be a non-empty string")
+                continue
+            if operation_id in seen:
+                self.sink.error(
+                    self.locate(where),
+                    f"duplicate operationId {operation_id!r}, first used at {seen[operation_id]}",
+                    "operationIds must be unique across the document",
+                )
+            else:
+                seen[operation_id] = self.locate(where)
+
+    # ------------------------------------------------------------------ reuse
+    def tool_keys(self, known_schemes: set[str]) -> ToolKeys | None:
+        """Keys for reusing the previous run's tools (toolmemo.py), or None without a memo."""
+        if self.memo is None:
+            return None
+        options = self.options
+        shared = [
+            list(self.converter.openapi),
+            options.confirmation,
+            options.allow_partial,
+            sorted(known_schemes),
+            self.data.get("security"),
+        ]
+        try:
+            return ToolKeys(self.data, shared, self.converter.reuse_flags)
+        except (TypeError, ValueError):  # not JSON data (a NaN): every tool is built
+            return None
+
+    def reused_or_built(
+        self,
+        name: str,
+        namespace: str,
+        op: _Operation,
+        known_schemes: set[str],
+        keys: ToolKeys | None,
+    ) -> ir.Tool | None:
+        """`tool(...)`, or the previous run's tool when everything it is built from is
+        unchanged. A tool whose build reported anything is not kept: its warnings belong to
+        every run."""
+        memo = self.memo
+        item = op.pointer.rsplit("/", 1)[0]  # the path item: its parameters are the tool's
+        parts = [
+            *(name, namespace, op.method, op.path, op.pointer),
+            *(op.operation, op.path_parameters, self.converter.targets_under(item)),
+        ]
+        roots = [op.operation, [node for node, _ in op.path_parameters]]
+        keyed = keys.key(parts, roots) if memo is not None and keys is not None else None
+        if memo is None or keys is None or keyed is None:
+            return self.tool(name, namespace, op, known_schemes)
+        key, closure = keyed
+        reused = decoded(memo.previous.get(key))
+        if reused is not None and reused.tool.name == name and reused.tool.source == op.pointer:
+            memo.used[key] = memo.previous[key]
+            if reused.cut:
+                self.cut_outputs.append(f"{op.method.upper()} {op.path}")
+            return reused.tool
+        items, cut = len(self.sink.items), len(self.cut_outputs)
+        tool = self.tool(name, namespace, op, known_schemes)
+        # Reports about a shared component are made once, by the first tool that converts
+        # it: every tool that reaches such a component counts as having reported.
+        reported = len(self.sink.items) > items or keys.reported_within(
+            self.converter.reported_pointers, closure, (op.pointer, item)
+        )
+        if tool is None or reported:
+            return tool
+        try:
+            record = {"tool": encode_tool(tool), "cut": len(self.cut_outputs) > cut}
+            memo.used[key] = record_text(record)
+        except (TypeError, ValueError):  # not JSON data (a NaN in an example): rebuilt
+            return tool
+        memo.missed += 1
+        return tool
+
+    # ------------------------------------------------------------------ one tool
+    def tool(
+        self, name: str, namespace: str, op: _Operation, known_schemes: set[str]
+    ) -> ir.Tool | None:
+        operation = op.operation
+        inputs = self.converter.root("input")
+        args = _Arguments()
+
+        parameters = self.parameters(op, inputs, args)
+        usable, body = self.request_body(op, inputs, args)
+        if not usable:
+            return None
+        input_root: dict[str, Any] = {
+            "type": "object",
+            "properties": args.properties,
+            "additionalProperties": False,
+        }
+        if args.required:
+            input_root["required"] = args.required
+        input_schema = inputs.finish(input_root)
+        example = _complete_example(args.example, input_schema) if args.example else {}
+        examples = self.checked_examples(input_schema, [example] if example else [], op.pointer)
+        if examples:
+            input_schema["examples"] = list(examples)
+        output_schema, wrap, accept = self.response(op)
+
+        summary = one_line(str(operation.get("summary") or ""))
+        description = clean_text(str(operation.get("description") or ""))
+        for key, text in (("summary", summary), ("description", description)):
+            phrase = instruction_like(text)
+            if phrase:
+                # G14: text that talks to the model is how a tool gets poisoned.
+                self.sink.warning(
+                    self.locate(refs.join(op.pointer, key)),
+                    f"the {key} reads like an instruction to the model ({phrase[:60]!r})",
+                    "review it; replace it with a `description` override in mcpmint.yaml",
+                )
+        title = summary or common.default_title(name[len(namespace) + 1 :])
+        full_description = (
+            "\n\n".join(
+                part for part in (summary, description if description != summary else "") if part
+            )
+            or f"{op.method.upper()} {op.path}"
+        )
+        if operation.get("deprecated") is True:
+            full_description = "Deprecated. " + full_description
+        method = op.method.upper()
+        annotations = common.method_annotations(method, title)
+        return ir.Tool(
+            name=name,
+            python_name=name,
+            class_stem=naming.pascal(name[len(namespace) + 1 :]) or "Tool",
+            title=title,
+            description=full_description,
+            input_schema=input_schema,
+            output_schema=output_schema,
+            output_wrap=wrap,
+            examples=examples,
+            annotations=annotations,
+            request=ir.Request(method, op.path, tuple(parameters), body, accept),
+            security=self.security(operation, op.pointer, known_schemes),
+            operation_id=str(operation.get("operationId") or ""),
+            source=op.pointer,
+            confirmation=ir.confirmation_for(self.options.confirmation, annotations),
+        )
+
+    def parameters(
+        self,
+        op: _Operation,
+        inputs: SchemaRoot,
+        args: _Arguments,
+    ) -> list[ir.Parameter]:
+        found = op.operation.get("parameters")
+        own: list[Any] = found if isinstance(found, list) else []
+        own_ptrs = [refs.join(op.pointer, "parameters", i) for i in range(len(own))]
+        merged: dict[tuple[str, str], tuple[Mapping[str, Any], str]] = {}
+        for node, pointer in [*op.path_parameters, *zip(own, own_ptrs, strict=True)]:
+            param, param_pointer = self.deref(node, pointer)
+            reason = refs.unresolved(param)
+            if reason is not None:
+                self.sink.error(
+                    self.locate(refs.join(pointer, "$ref")),
+                    f"operation {op.key} cannot become a tool: its parameter {reason}",
+                    _PARTIAL_HINT,
+                )
+                continue
+            if not isinstance(param, Mapping):
+                continue
+            location, wire = param.get("in"), param.get("name")
+            if location not in _LOCATION_ORDER or not isinstance(wire, str):
+                self.sink.error(
+                    self.locate(param_pointer),
+                    "a parameter needs a string `name` and `in` one of path, query, header, cookie",
+                )
+                continue
+            # Operation-level parameters override path-level ones with the same name and place.
+            merged[(location, wire)] = (param, param_pointer)
+        placeholders = re.findall(r"\{([^{}]+)\}", op.path)
+        for wire in placeholders:
+            if ("path", wire) not in merged:
+                self.sink.warning(
+                    self.locate(op.pointer),
+                    f"path parameter {{{wire}}} is not declared; it is taken as a required string",
+                    "declare it under `parameters` with `in: path`",
+                )
+                merged[("path", wire)] = (
+                    {"name": wire, "in": "path", "required": True},
+                    op.pointer,
+                )
+        for location, wire in [key for key in merged if key[0] == "path"]:
+            if wire not in placeholders:
+                self.sink.warning(
+                    self.locate(merged[(location, wire)][1]),
+                    f"path parameter {wire!r} does not appear in the path {op.path}; ignored",
+                )
+                del merged[(location, wire)]
+        ordered = sorted(merged.items(), key=lambda kv: (_LOCATION_ORDER[kv[0][0]], kv[0][1]))
+        result: list[ir.Parameter] = []
+        for (location, wire), (param, pointer) in ordered:
+            if location == "header" and wire.lower() in _IGNORED_HEADERS:
+                self.sink.warning(
+                    self.locate(pointer),
+                    f"header parameter {wire!r} is ignored, as OpenAPI requires",
+                    "use the security scheme or the media types to describe it",
+                )
+                continue
+            argument = naming.argument_name(wire)
+            if not argument:
+                self.sink.error(
+                    self.locate(refs.join(pointer, "name")),
+                    f"parameter name {wire!r} has no usable characters",
+                )
+                continue
+            argument = args.name(argument, f"{argument}_{location}")
+            schema, style = self.parameter_schema(param, pointer, inputs)
+            description = clean_text(str(param.get("description") or ""))
+            if description and "description" not in schema:
+                schema["description"] = description
+            is_required = location == "path" or param.get("required") is True
+            args.add(argument, schema, is_required, _first_example(param))
+            explode = param.get("explode")
+            result.append(
+                ir.Parameter(
+                    argument=argument,
+                    name=wire,
+                    location=location,  # type: ignore[arg-type]
+                    style=style,
+                    explode=bool(explode) if isinstance(explode, bool) else style == "form",
+                    required=is_required,
+                )
+            )
+        return result
+
+    def parameter_schema(
+        self, param: Mapping[str, Any], pointer: str, inputs: SchemaRoot
+    ) -> tuple[dict[str, Any], str]:
+        location = str(param["in"])
+        style = str(param.get("style") or _DEFAULT_STYLE[location])
+        if "schema" in param:
+            return inputs.convert(param["schema"], refs.join(pointer, "schema")), style
+        content = param.get("content")
+        if isinstance(content, Mapping) and content:
+            media = next(iter(content))
+            media_node = content[media]
+            if isinstance(media_node, Mapping) and "schema" in media_node:
+                schema_pointer = refs.join(pointer, "content", media, "schema")
+                # A parameter described by `content` is sent serialised in that media type.
+                return inputs.convert(media_node["schema"], schema_pointer), "json"
+        if location != "path":
+            self.sink.warning(
+                self.locate(pointer), f"parameter {param.get('name')!r} has no schema; any string"
+            )
+        return {"type": "string"}, style
+
+    def request_body(
+        self,
+        op: _Operation,
+        inputs: SchemaRoot,
+        args: _Arguments,
+    ) -> tuple[bool, ir.Body | None]:
+        """Whether the operation can be a tool, and its body binding (None: no body)."""
+        node = op.operation.get("requestBody")
+        if node is None:
+            return True, None
+        body, pointer = self.deref(node, refs.join(op.pointer, "requestBody"))
+        reason = refs.unresolved(body)
+        if reason is not None:
+            self.sink.error(
+                self.locate(refs.join(op.pointer, "requestBody", "$ref")),
+                f"operation {op.key} cannot become a tool: its request body {reason}",
+                _PARTIAL_HINT,
+            )
+            return False, None
+        if not isinstance(body, Mapping) or not isinstance(body.get("content"), Mapping):
+            return True, None
+        content: Mapping[str, Any] = body["content"]
+        media = _pick_media(content)
+        if media is None:
+            self.sink.error(
+                self.locate(refs.join(pointer, "content")),
+                f"operation {op.key} cannot become a tool: request body media types "
+                + ", ".join(sorted(str(m) for m in content))
+                + " are not supported",
+                _PARTIAL_HINT,
+            )
+            return False, None
+        media_node = content[media] if isinstance(content[media], Mapping) else {}
+        body_required = body.get("required") is True
+        schema_pointer = refs.join(pointer, "content", media, "schema")
+        essence = _essence(media)
+        also = _also_accepts(content, media)
+        raw = (
+            not _JSON_MEDIA.match(media)
+            and essence not in _SUPPORTED_BODY_MEDIA
+            and _binary(media_node.get("schema", {}), empty_too=True)
+        )
+        if raw:
+            schema: dict[str, Any] = {
+                "type": "string",
+                "contentEncoding": "base64",
+                "examples": ["aGVsbG8="],
+                "description": f"The request body ({media}), base64-encoded." + also,
+            }
+        else:
+            schema = inputs.convert(media_node.get("schema", {}), schema_pointer)
+        body_example = _media_example(media_node) if not raw else _MISSING
+        flat = _flattenable(schema) and (body_required or not schema.get("required"))
+        if not flat:
+            if essence == _MULTIPART_MEDIA:
+                schema = _multipart_schema(schema)
+            if also and not raw:
+                schema = {
+                    **schema,
+                    "description": (str(schema.get("description") or "") + also).strip(),
+                }
+            argument = args.name("body", "request_body")
+            args.add(argument, schema, body_required, body_example)
+            return True, ir.Body(media, body_required, argument, (), _encoding(media_node))
+        mapping: list[tuple[str, str]] = []
+        body_required_props = schema.get("required", [])
+        for wire, prop_schema in schema["properties"].items():
+            plain = naming.argument_name(wire) or "field"
+            argument = args.name(plain, "body_" + plain)
+            value = (
+                body_example.get(wire, _MISSING) if isinstance(body_example, Mapping) else _MISSING
+            )
+            if essence == _MULTIPART_MEDIA:
+                prop_schema = _file_schema(prop_schema)
+                if prop_schema.get("properties") is _FILE_SCHEMA["properties"]:
+                    value = _MISSING  # an example of a binary string is no file object
+            args.add(argument, prop_schema, wire in body_required_props, value)
+            mapping.append((argument, wire))
+        encoding = _encoding(media_node)
+        return True, ir.Body(media, body_required, None, tuple(sorted(mapping)), encoding)
+
+    def response(self, op: _Operation) -> tuple[dict[str, Any] | None, str | None, str]:
+        responses = op.operation.get("responses")
+        if not isinstance(responses, Mapping):
+            return None, None, ""
+        codes = sorted(str(c) for c in responses if str(c).startswith("2"))
+        for code in codes:
+            response, pointer = self.deref(
+                responses[code] if code in responses else responses[int(code)],
+                refs.join(op.pointer, "responses", code),
+            )
+            if not isinstance(response, Mapping) or not isinstance(
+                response.get("content"), Mapping
+            ):
+                continue
+            content: Mapping[str, Any] = response["content"]
+            json_media = next((m for m in content if _JSON_MEDIA.match(str(m))), None)
+            if json_media is None:
+                return None, None, str(next(iter(content), ""))
+            media_node = content[json_media]
+            if not isinstance(media_node, Mapping) or "schema" not in media_node:
+                return None, None, str(json_media)
+            outputs = self.converter.root("output")
+            schema = outputs.convert(
+                media_node["schema"], refs.join(pointer, "content", json_media, "schema")
+            )
+            wrap = None
+            if _is_object_schema(schema):
+                schema = {**schema, "type": "object"}
+            else:
+                schema, wrap = {"type": "object", "properties": {"result": schema}}, "result"
+            finished, cut = outputs.finish_within(schema, OUTPUT_SCHEMA_MAX_BYTES)
+            if not cut:
+                return finished, wrap, str(json_media)
+            self.cut_outputs.append(f"{op.method.upper()} {op.path}")
+            # Cutting resolves references, which repeats what they named: compact once more.
+            return compact(finished), wrap, str(json_media)
+        return None, None, ""
+
+    def checked_examples(
+        self, schema: dict[str, Any], candidates: list[dict[str, Any]], pointer: str
+    ) -> tuple[dict[str, Any], ...]:
+        validator = Draft202012Validator(schema)
+        kept = []
+        for candidate in candidates:
+            error = next(iter(validator.iter_errors(candidate)), None)
+            if error is None:
+                kept.append(candidate)
+            else:
+                where = "/".join(str(p) for p in error.absolute_path) or "(arguments)"
+                self.sink.warning(
+                    self.locate(pointer),
+                    f"the spec's example does not match the tool's schema at {where}: "
+                    f"{one_line(error.message, 200)}; it is left out",
+                )
+        return tuple(kept)
+
+
+_MISSING: Any = object()
+
+
+@dataclass
+class _Arguments:
+    """The one argument object of a tool, filled by parameters first and then the body."""
+
+    properties: dict[str, Any] = field(default_factory=dict)
+    required: list[str] = field(default_factory=list)
+    example: dict[str, Any] = field(default_factory=dict)
+    taken: set[str] = field(default_factory=set)
+
+    def name(self, wanted: str, on_clash: str) -> str:
+        """`wanted`, or `on_clash` when another argument has it already (then made unique)."""
+        return naming.unique(wanted if wanted not in self.taken else on_clash, self.taken)
+
+    def add(self, name: str, schema: dict[str, Any], required: bool, example: Any) -> None:
+        self.properties[name] = schema
+        if required:
+            self.required.append(name)
+        if example is not _MISSING:
+            self.example[name] = example
+
+
+def override_examples(
+    tool: ir.Tool, override: Override, sink: DiagnosticSink
+) -> tuple[dict[str, Any], ...]:
+    """An override's examples; each that does not fit the input schema is a located error."""
+    validator = Draft202012Validator(tool.input_schema)
+    for index, (example, where) in enumerate(
+        zip(override.examples, override.example_locations, strict=True), start=1
+    ):
+        for error in sorted(validator.iter_errors(example), key=str)[:3]:
+            path = "/".join(str(p) for p in error.absolute_path) or "(the arguments)"
+            sink.error(
+                where,
+                f"example {index} of the override for {override.key!r} does not fit the input "
+                f"schema of {tool.name}: {path}: {one_line(error.message, 200)}",
+                "fix the example, or remove it; `mcpmint tools --json` shows the input schema",
+            )
+    return override.examples
+
+
+def _first_example(node: Mapping[str, Any]) -> Any:
+    if "example" in node:
+        return node["example"]
+    examples = node.get("examples")
+    if isinstance(examples, Mapping):
+        for entry in examples.values():
+            if isinstance(entry, Mapping) and "value" in entry:
+                return entry["value"]
+    schema = node.get("schema")
+    if isinstance(schema, Mapping) and "example" in schema:
+        return schema["example"]
+    return _MISSING
+
+
+def _complete_example(example: dict[str, Any], schema: Mapping[str, Any]) -> dict[str, Any]:
+    """The spec's example values, plus sampled values for required arguments it leaves out.
+
+    Specs often give an example for the body but not for the path parameters; the tool's
+    example must be a whole, valid call.
+    """
+    completed = dict(example)
+    properties = schema.get("properties", {})
+    for name in schema.get("required", []):
+        if name not in completed and name in properties:
+            ok, value = sample_instance(properties[name], schema.get("$defs"))
+            if ok:
+                completed[name] = value
+    return completed
+
+
+def _media_example(media: Mapping[str, Any]) -> Any:
+    return _first_example(media)
+
+
+def _essence(media: object) -> str:
+    return str(media).split(";")[0].strip().lower()
+
+
+def _pick_media(content: Mapping[str, Any]) -> str | None:
+    """Prefer JSON; then forms, multipart, text; then raw bytes (see `_SUPPORTED_BODY_MEDIA`)."""
+    for media in content:
+        if _JSON_MEDIA.match(str(media)):
+            return str(media)
+    for wanted in _SUPPORTED_BODY_MEDIA:
+        for media in content:
+            if _essence(media) == wanted:
+                return str(media)
+    for media in content:
+        node = content[media]
+        schema = node.get("schema", {}) if isinstance(node, Mapping) else {}
+        if "/" in str(media) and isinstance(schema, Mapping) and _binary(schema, empty_too=True):
+            return str(media)
+    return None
+
+
+def _binary(schema: Mapping[str, Any], *, empty_too: bool = False) -> bool:
+    """A string schema of raw bytes (`format: binary`, or 3.1's `contentMediaType` alone)."""
+    if not schema:
+        return empty_too
+    if "string" not in _types(schema) or "contentEncoding" in schema:
+        return False
+    return schema.get("format") == "binary" or "contentMediaType" in schema
+
+
+def _encoding(media_node: Mapping[str, Any]) -> tuple[tuple[str, str, bool, str], ...]:
+    """OpenAPI `encoding` of a form or multipart body, with OpenAPI's defaults filled in."""
+    raw = media_node.get("encoding")
+    out = []
+    for wire, enc in raw.items() if isinstance(raw, Mapping) else ():
+        if not isinstance(enc, Mapping):
+            continue
+        style = enc.get("style") if enc.get("style") in _FORM_STYLES else "form"
+        explode = enc.get("explode")
+        explode = explode if isinstance(explode, bool) else style == "form"
+        part_type = enc.get("contentType")
+        part_type = part_type if isinstance(part_type, str) else ""
+        out.append((str(wire), str(style), explode, part_type))
+    return tuple(sorted(out))
+
+
+def _also_accepts(content: Mapping[str, Any], media: str) -> str:
+    others = [str(m) for m in content if str(m) != media]
+    return f" The operation also accepts: {', '.join(others)}." if others else ""
+
+
+def _multipart_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """A whole multipart body: its binary properties become file objects."""
+    props = schema.get("properties")
+    if isinstance(props, dict):
+        fixed = {k: _file_schema(v) if isinstance(v, dict) else v for k, v in props.items()}
+        return {**schema, "properties": fixed}
+    return _file_schema(schema)
+
+
+def _file_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """A multipart property: a binary string becomes a file object (an array: of files)."""
+    extra = {k: schema[k] for k in ("title",) if k in schema}
+    note = str(schema.get("description") or "").strip()
+    if _binary(schema):
+        out = {**_FILE_SCHEMA, **extra}
+        out["description"] = (note + "\n\n" if note else "") + _FILE_SCHEMA["description"]
+        return out
+    items = schema.get("items")
+    if "array" in _types(schema) and isinstance(items, dict) and _binary(items):
+        return {**schema, "items": _file_schema(items)}
+    return schema
+
+
+def _types(schema: Mapping[str, Any]) -> set[str]:
+    kind = schema.get("type")
+    if isinstance(kind, str):
+        return {kind}
+    if isinstance(kind, list):
+        return {str(k) for k in kind}
+    return set()
+
+
+def _is_object_schema(schema: Mapping[str, Any]) -> bool:
+    if any(k in schema for k in ("$ref", "anyOf", "oneOf", "allOf")):
+        return False
+    return "object" in _types(schema) and _types(schema) <= {"object", "null"}
+
+
+def _flattenable(schema: Mapping[str, Any]) -> bool:
+    """An object body with named properties and no composition can become top-level arguments."""
+    return (
+        _is_object_schema(schema)
+        and _types(schema) == {"object"}
+        and isinstance(schema.get("properties"), Mapping)
+        and bool(schema["properties"])
+        and schema.get("additionalProperties") is False
+        and "patternProperties" not in schema
+    )
+
+
+def _has_id(op: _Operation) -> bool:
+    operation_id = op.operation.get("operationId")
+    return isinstance(operation_id, str) and bool(operation_id.strip())
+
+
+def _tags(op: _Operation) -> list[str]:
+    tags = op.operation.get("tags")
+    return [str(t) for t in tags] if isinstance(tags, list) else []
+
+
+def _normal_key(key: str) -> str:
+    """`get /pets` -> `GET /pets`: the method part of an override key in any case."""
+    method, _, path = key.strip().partition(" ")
+    return f"{method.upper()} {path.strip()}"
+
+
+def _matches(selection: Selection, op: _Operation) -> list[bool]:
+    """For each key the selection gives: does the operation match one of its entries?"""
+    found = []
+    if selection.tags:
+        found.append(any(tag in selection.tags for tag in _tags(op)))
+    if selection.operations:
+        found.append(_has_id(op) and op.operation["operationId"] in selection.operations)
+    if selection.methods:
+        found.append(op.method.upper() in selection.methods)
+    if selection.paths:
+        found.append(any(fnmatchcase(op.path, glob) for glob in selection.paths))
+    return found
+
+
+def _matches_all(selection: Selection, op: _Operation) -> bool:
+    return all(_matches(selection, op))
+
+
+def _matches_any(selection: Selection, op: _Operation) -> bool:
+    return any(_matches(selection, op))
