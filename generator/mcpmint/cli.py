@@ -12,6 +12,8 @@ import os
 import shutil
 import sys
 import sysconfig
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -494,6 +496,51 @@ def _spec_answer(spec: Path, folder: Path) -> str:
     return source.relative_to(target).as_posix()
 
 
+@contextmanager
+def _mcpmint_on_path() -> Iterator[None]:
+    """The template's task runs `mcpmint generate`: this very installation's. (copier runs
+    tasks in plumbum's copy of the environment, so that is where PATH goes.)"""
+    from plumbum import local
+
+    scripts = [sysconfig.get_path("scripts"), str(Path(sys.executable).parent)]
+    with local.env(PATH=os.pathsep.join([*scripts, local.env.get("PATH", "")])):
+        yield
+
+
+def _template_repo() -> tuple[str, str | None]:
+    """The copier template as a git repository `copier update` can go back to, and its tag
+    (template_repo.py); without git, the plain folder (copy works, update will not)."""
+    from .template_repo import TemplateRepoError, sync
+
+    template = template_path()
+    try:
+        repo, tag = sync(template, __version__)
+    except TemplateRepoError as exc:
+        typer.echo(
+            f"warning: {exc}\n    hint: the project is made from {template}, which `copier "
+            "update` cannot go back to; install git, then run `mcpmint update` to update it",
+            err=True,
+        )
+        return str(template), None
+    return str(repo), tag
+
+
+@contextmanager
+def _copier_errors(operation: str) -> Iterator[None]:
+    """What `init` and `update` say when copier fails: exit 1 for a failed task (the
+    generation), 2 for anything else."""
+    import copier
+
+    try:
+        yield
+    except copier.errors.TaskError as exc:
+        typer.echo(f"error: mcpmint {operation}: {exc}", err=True)
+        raise typer.Exit(EXIT_STALE) from None
+    except (copier.errors.CopierError, ValueError) as exc:
+        typer.echo(f"error: mcpmint {operation}: {exc}", err=True)
+        raise typer.Exit(EXIT_BAD_INPUT) from None
+
+
 @app.command("init")
 def init_command(
     folder: Annotated[
@@ -522,15 +569,14 @@ def init_command(
 ) -> None:
     """Create a server project from mcpmint's copier template, then generate it.
 
-    The same as `copier copy --trust <mcpmint's template> DIR`: the scaffold (mcpmint.yaml,
+    The same as `copier copy --trust` of mcpmint's template: the scaffold (mcpmint.yaml,
     README.md, .gitignore, .pre-commit-config.yaml, .copier-answers.yml) is written from the
-    answers, then `mcpmint generate` writes the server. Needs copier (`pip install copier`).
+    answers, then `mcpmint generate` writes the server. The namespace defaults to the one
+    `mcpmint generate` takes from the spec's title. `mcpmint update` (or `copier update
+    --trust`) later brings in changes to the template.
     """
-    try:
-        import copier
-    except ImportError:
-        typer.echo("error: `mcpmint init` needs copier\n    hint: pip install copier", err=True)
-        raise typer.Exit(EXIT_BAD_INPUT) from None
+    import copier
+
     answers: dict[str, Any] = {}
     for item in data or []:
         key, sep, value = item.partition("=")
@@ -540,24 +586,54 @@ def init_command(
         answers[key] = value
     if spec is not None:
         answers["spec"] = _spec_answer(spec, folder)
-    # The template's task runs `mcpmint generate`: this very installation's.
-    scripts = [sysconfig.get_path("scripts"), str(Path(sys.executable).parent)]
-    # (copier runs tasks in plumbum's copy of the environment, so that is where PATH goes.)
-    from plumbum import local
+    if "namespace" not in answers:  # the rule of `generate`, when the spec is there
+        from .namespaces import spec_namespace
 
-    path = os.pathsep.join([*scripts, local.env.get("PATH", "")])
-    try:
-        with local.env(PATH=path):
-            copier.run_copy(
-                str(template_path()), folder, data=answers, defaults=defaults, unsafe=True
-            )
-    except copier.errors.TaskError as exc:
-        typer.echo(f"error: mcpmint init: {exc}", err=True)
-        raise typer.Exit(EXIT_STALE) from None
-    except (copier.errors.CopierError, ValueError) as exc:
-        typer.echo(f"error: mcpmint init: {exc}", err=True)
-        raise typer.Exit(EXIT_BAD_INPUT) from None
+        named = spec_namespace(folder / str(answers.get("spec", "openapi.yaml")))
+        if named is not None:
+            answers["namespace"] = named
+    source, tag = _template_repo()
+    with _copier_errors("init"), _mcpmint_on_path():
+        copier.run_copy(source, folder, data=answers, defaults=defaults, unsafe=True, vcs_ref=tag)
     typer.echo(f"{folder.as_posix()}: created from mcpmint's project template")
+
+
+@app.command("update")
+def update_command(
+    folder: Annotated[
+        Path, typer.Argument(help="The project's folder (default: the current folder).")
+    ] = Path("."),
+) -> None:
+    """Bring this mcpmint's project template into a project made by `mcpmint init`.
+
+    Runs `copier update --trust --defaults` on the project (a git work tree without
+    uncommitted changes): your edits to the template's files are kept, the template's changes
+    merged in (conflicts are marked as in a git merge), then `mcpmint generate` runs.
+    """
+    import copier
+
+    if not (folder / ".copier-answers.yml").is_file():
+        typer.echo(
+            f"error: {folder.as_posix()}: no .copier-answers.yml\n    hint: `mcpmint update` "
+            "updates a project made by `mcpmint init` or `copier copy`",
+            err=True,
+        )
+        raise typer.Exit(EXIT_BAD_INPUT)
+    import yaml
+
+    source, tag = _template_repo()  # the installed template, committed where answers point
+    try:
+        recorded = yaml.safe_load((folder / ".copier-answers.yml").read_text(encoding="utf-8"))
+        ours = Path(str(recorded.get("_src_path"))).resolve() == Path(source).resolve()
+    except (OSError, UnicodeDecodeError, yaml.YAMLError, AttributeError):
+        ours = False
+    with _copier_errors("update"), _mcpmint_on_path():
+        # This mcpmint's template version, named (copier itself would pass over the tag of a
+        # development version); a project copied from elsewhere: that template's latest.
+        copier.run_update(
+            folder, defaults=True, overwrite=True, unsafe=True, vcs_ref=tag if ours else None
+        )
+    typer.echo(f"{folder.as_posix()}: updated from mcpmint's project template")
 
 
 @app.callback(invoke_without_command=True)

@@ -21,6 +21,7 @@ from .. import ir, naming, refs
 from ..config import check_schema
 from ..diagnostics import DiagnosticSink
 from ..load import RawDocument
+from ..namespaces import default_namespace
 from ..resources import bundled_schema
 from ..runtime.catalog import RESERVED_HEADERS
 from ..schema import SchemaConverter
@@ -96,9 +97,7 @@ class _Builder:
 
     def build(self) -> ir.Server:
         data = self.data
-        namespace = self.options.namespace or str(
-            data.get("namespace") or naming.namespace_from_title(self.doc.path.stem)
-        )
+        namespace = self.options.namespace or default_namespace(data, self.doc.path)
         title = one_line(str(data.get("title") or namespace))
         schemes = self.security_schemes(namespace.upper())
         known = {s.name for s in schemes}

@@ -21,6 +21,7 @@ from ..compact import OUTPUT_SCHEMA_MAX_BYTES, compact
 from ..config import Override, Selection
 from ..diagnostics import DiagnosticSink, Level
 from ..load import RawDocument
+from ..namespaces import default_namespace
 from ..runtime.catalog import RESERVED_HEADERS
 from ..sample import sample_instance
 from ..schema import RefGraph, SchemaConverter, SchemaRoot
@@ -158,7 +159,7 @@ class _Builder:
         info = self.data.get("info") if isinstance(self.data.get("info"), Mapping) else {}
         assert isinstance(info, Mapping)
         title = one_line(str(info.get("title") or "API"))
-        namespace = self.options.namespace or naming.namespace_from_title(title)
+        namespace = self.options.namespace or default_namespace(self.data, self.doc.path)
         security_schemes = self.security_schemes(namespace.upper())
         operations = self.operations()
         tools = self.tools(namespace, operations, {s.name for s in security_schemes})
