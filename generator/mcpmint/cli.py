@@ -59,6 +59,17 @@ NamespaceOption = Annotated[
     str | None,
     typer.Option("--namespace", "-n", help="Tool name prefix; default: from the spec's title."),
 ]
+FailOnWarningOption = Annotated[
+    bool,
+    typer.Option(
+        "--fail-on-warning",
+        help="Exit 1 when there are warnings (after printing them; generate writes as usual).",
+    ),
+]
+QuietOption = Annotated[
+    bool,
+    typer.Option("--quiet", "-q", help="Print no next steps and no progress."),
+]
 AllowPartialOption = Annotated[
     bool,
     typer.Option(
@@ -67,6 +78,56 @@ AllowPartialOption = Annotated[
         "parameter or body $ref, an unsupported body media type) instead of stopping.",
     ),
 ]
+
+
+@contextmanager
+def _progress(what: str, quiet: bool) -> Iterator[None]:
+    """On a terminal, a line on stderr with the seconds elapsed, once a run has taken
+    $MCPMINT_PROGRESS_AFTER seconds (default 1.5); cleared when it ends."""
+    import threading
+    import time
+
+    try:
+        after = float(os.environ.get("MCPMINT_PROGRESS_AFTER", "1.5"))
+    except ValueError:
+        after = 1.5
+    if quiet or not sys.stderr.isatty():
+        yield
+        return
+    done = threading.Event()
+    start = time.monotonic()
+    shown = False
+
+    def show() -> None:
+        nonlocal shown
+        if done.wait(after):
+            return
+        while not done.is_set():
+            sys.stderr.write(f"\r{what} ({time.monotonic() - start:.0f} s)")
+            sys.stderr.flush()
+            shown = True
+            done.wait(0.5)
+
+    thread = threading.Thread(target=show, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        done.set()
+        thread.join()
+        if shown:
+            sys.stderr.write("\r\x1b[K")
+            sys.stderr.flush()
+
+
+def _fail_on_warnings(sink: DiagnosticSink, fail_on_warning: bool) -> None:
+    if fail_on_warning and sink.warnings:
+        typer.echo(
+            f"error: {len(sink.warnings)} warning(s) and --fail-on-warning\n"
+            "    hint: each warning above names what to change in the spec or config",
+            err=True,
+        )
+        raise typer.Exit(EXIT_STALE)
 
 
 def _print_diagnostics(sink: DiagnosticSink) -> None:
@@ -213,6 +274,8 @@ def generate_command(
         ),
     ] = False,
     allow_partial: AllowPartialOption = False,
+    fail_on_warning: FailOnWarningOption = False,
+    quiet: QuietOption = False,
 ) -> None:
     """Generate (or regenerate) an MCP server package from SPEC or a project config.
 
@@ -222,7 +285,8 @@ def generate_command(
     Every run compares the new tool surface with the output's tools.lock.json and prints the
     changes, classified as breaking, review or additive. Breaking changes are refused (exit 1,
     nothing written) unless --accept-breaking is given. Exit codes: 0 written or up to date;
-    1 stale (--check), a hand-edited file refused or breaking changes refused; 2 bad input.
+    1 stale (--check), a hand-edited file refused, breaking changes refused, or warnings with
+    --fail-on-warning; 2 bad input.
     """
     namespace = _valid_namespace(namespace)
 
@@ -231,7 +295,8 @@ def generate_command(
             output, namespace, check, force, root, accept_breaking, allow_partial
         )
         # The quick check (quickcheck.py): when nothing changed, a run would write nothing.
-        quick = _unchecked_input(spec, namespace, root)
+        # Not with --fail-on-warning: an unchanged project's warnings need a run to be seen.
+        quick = None if fail_on_warning else _unchecked_input(spec, namespace, root)
         hashed: dict[str, str] = {}  # what the quick check hashed: not hashed again
         if quick is not None and _up_to_date(quick, options, hashed):
             out = output or (quick.folder if isinstance(quick, Config) else None)
@@ -241,9 +306,16 @@ def generate_command(
         from .pipeline import generate
 
         held = _HELD_TO_EXIT if _HARD_EXIT else None
-        report = generate(
-            source, options, sink, quick_checked=quick is not None, hashed=hashed, held=held
-        )
+        name = source.path if isinstance(source, Config) else source
+        with _progress(f"mcpmint: generating from {name.as_posix()}", quiet):
+            report = generate(
+                source,
+                options,
+                sink,
+                quick_checked=quick is not None or fail_on_warning,
+                hashed=hashed,
+                held=held,
+            )
         out = report.output
         if report.quick:  # the quick check answered there (this one could not read the input)
             typer.echo(f"{out}: up to date (inputs unchanged)")
@@ -275,6 +347,7 @@ def generate_command(
                 typer.echo(f"{out}: out of date ({len(changes)} files): " + ", ".join(changes[:10]))
                 raise typer.Exit(EXIT_STALE)
             typer.echo(f"{out}: up to date")
+            _fail_on_warnings(sink, fail_on_warning)
             return
         patched = ""
         if report.patched is not None:  # patch.py: the other tools' files were patched
@@ -283,6 +356,13 @@ def generate_command(
             f"{out}: {len(report.written)} written, {len(report.scaffolded)} scaffolded, "
             f"{len(report.removed)} removed, {len(report.unchanged)} unchanged{patched}"
         )
+        if report.changed and not quiet and out is not None:
+            from .nextsteps import next_steps
+
+            steps = next_steps(out)
+            if steps:
+                typer.echo(steps)
+        _fail_on_warnings(sink, fail_on_warning)
 
     _guard(run)
 
@@ -293,15 +373,17 @@ def validate_command(
     namespace: NamespaceOption = None,
     root: RootOption = None,
     allow_partial: AllowPartialOption = False,
+    fail_on_warning: FailOnWarningOption = False,
 ) -> None:
     """Check SPEC (or a project config and its spec) and print the diagnostics; writes
-    nothing."""
+    nothing. Exit codes: 0 valid; 1 warnings with --fail-on-warning; 2 errors."""
     namespace = _valid_namespace(namespace)
 
     def run(sink: DiagnosticSink) -> None:
         name, server = _build(spec, sink, namespace, root, allow_partial)
         _print_diagnostics(sink)
         typer.echo(f"{name}: ok, {len(server.tools)} tools, {len(sink.warnings)} warnings")
+        _fail_on_warnings(sink, fail_on_warning)
 
     _guard(run)
 
@@ -396,10 +478,13 @@ def _print_changes(changes: list[Change]) -> None:
 def _surface(
     path: Path, sink: DiagnosticSink, namespace: str | None, root: Path | None, memo: Memo
 ) -> Any:
-    """A lock document from a `tools.lock.json` file, or built in memory from a spec (reusing
-    the tools in `memo`, and adding the ones it builds)."""
+    """A lock document from a `tools.lock.json` file, or built in memory from a spec or a
+    project config (reusing the tools in `memo`, and adding the ones it builds)."""
     from .lock import LockError, is_lock, lock_document, parse_lock
     from .pipeline import build_quickly
+
+    if is_config_path(path):
+        return lock_document(build_quickly(_input(path, sink, namespace, root), sink, memo=memo))
 
     if path.suffix == ".json" and path.is_file():
         try:
@@ -418,31 +503,67 @@ def _surface(
 @app.command("diff")
 def diff_command(
     old: Annotated[
-        Path, typer.Argument(help="The old spec or tools.lock.json.", show_default=False)
-    ],
+        Path | None,
+        typer.Argument(
+            help="The old spec, tools.lock.json or project config; default: the lock of "
+            "./mcpmint.yaml's project.",
+            show_default=False,
+        ),
+    ] = None,
     new: Annotated[
-        Path, typer.Argument(help="The new spec or tools.lock.json.", show_default=False)
-    ],
+        Path | None,
+        typer.Argument(
+            help="The new spec, tools.lock.json or project config; default: what the project "
+            "config would generate now.",
+            show_default=False,
+        ),
+    ] = None,
     namespace: NamespaceOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
     root: RootOption = None,
 ) -> None:
-    """Compare the tool surfaces of OLD and NEW (specs or tools.lock.json files).
+    """Compare the tool surfaces of OLD and NEW (specs, tools.lock.json files or project
+    configs).
 
-    Prints every change, grouped as breaking, review or additive. Exit codes: 0 no changes or
+    With no argument, inside a project: its tools.lock.json against what its current inputs
+    (mcpmint.yaml and the spec) would generate. With only a project config (mcpmint.yaml, or
+    its folder): the same for that project. Prints every change, grouped as breaking, review
+    or additive. Exit codes: 0 no changes or
     additive ones only; 1 breaking or review changes; 2 bad input. Writes nothing.
     """
     namespace = _valid_namespace(namespace)
 
     def run(sink: DiagnosticSink) -> None:
         from .cache import Memo
-        from .lock import KINDS, diff_locks, needs_attention
+        from .lock import KINDS, LOCK_FILE, diff_locks, needs_attention
+
+        before_path, after_path = old, new
+        if after_path is None:
+            config = before_path if before_path is not None else find_config(Path("."))
+            if config is None or not is_config_path(config):
+                typer.echo(
+                    "error: `mcpmint diff` needs OLD and NEW, or a project config\n"
+                    "    hint: run it inside a project (a folder with mcpmint.yaml), or give "
+                    "mcpmint.yaml, or two specs or tools.lock.json files",
+                    err=True,
+                )
+                raise typer.Exit(EXIT_BAD_INPUT)
+            loaded = _input(config, sink, namespace, root)
+            assert isinstance(loaded, Config)
+            before_path, after_path = loaded.folder / LOCK_FILE, config
+            if not before_path.is_file():
+                typer.echo(
+                    f"error: {before_path.as_posix()}: no such file\n    hint: `mcpmint "
+                    "generate` writes it; until then there is nothing to compare with",
+                    err=True,
+                )
+                raise typer.Exit(EXIT_BAD_INPUT)
 
         # The new spec's build reuses every tool the old one's built whose inputs are the
         # same (toolmemo.py): most of them, between two versions of an API.
         memo = Memo({})
-        before = _surface(old, sink, namespace, root, memo)
-        after = _surface(new, sink, namespace, root, Memo(memo.used))
+        before = _surface(before_path, sink, namespace, root, memo)
+        after = _surface(after_path, sink, namespace, root, Memo(memo.used))
         _print_diagnostics(sink)
         changes = diff_locks(before, after)
         counts = {kind: sum(1 for c in changes if c.kind == kind) for kind in KINDS}

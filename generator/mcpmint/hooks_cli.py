@@ -84,7 +84,7 @@ def _generate(config: str) -> int:
         return 0
     manifest = folder / MANIFEST if folder is not None else None
     before = _text(manifest)
-    code = _mcpmint("generate", config)  # one run: a `--check` first would be a second
+    code = _mcpmint("generate", "-q", config)  # one run: a `--check` first would be a second
     after = _text(manifest)
     if code != 0 or after == before:
         return code
