@@ -219,3 +219,47 @@ def test_progress_shows_on_a_terminal_only(tmp_path: Path) -> None:
         check=False,
     )
     assert quiet.returncode == 0 and b"generating from" not in quiet.stderr
+
+
+@pytest.mark.slow  # two pytest starts that import the MCP SDK: about 8 s
+def test_the_generated_tests_say_reinstall_when_the_installed_copy_is_older(
+    tmp_path: Path,
+) -> None:
+    """An installed copy that is not the tree and differs from it (a regeneration since a
+    `pip install .`) stops the generated tests with "reinstall", before any test fails on a
+    difference that is only its age; REFERENCE.md lists each tool's arguments."""
+    import shutil
+
+    spec = tmp_path / "lending.yaml"
+    spec.write_text(CLEAN)
+    out = tmp_path / "server"
+    assert runner.invoke(app, ["generate", str(spec), "-o", str(out), "-q"]).exit_code == 0
+    reference = (out / "REFERENCE.md").read_text()
+    assert "| `lending_get_loan` | `GET /loans/{loanId}` | `loanId`\\* string |" in reference
+    installed = tmp_path / "site-packages"
+    shutil.copytree(out / "src" / "lending_mcp", installed / "lending_mcp")
+    # Collecting is enough: the check runs as pytest starts.
+    pytest_here = [sys.executable, "-m", "pytest", "--co", "-q", "-p", "no:cacheprovider", "tests"]
+    done = subprocess.run(
+        pytest_here,
+        cwd=out,
+        env=clean_env(PYTHONPATH=str(installed)),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr  # installed from this generation
+    spec.write_text(CLEAN.replace("getLoan", "readLoan"))
+    result = runner.invoke(app, ["generate", str(spec), "-o", str(out), "-q", "--accept-breaking"])
+    assert result.exit_code == 0, result.output
+    done = subprocess.run(
+        pytest_here,
+        cwd=out,
+        env=clean_env(PYTHONPATH=str(installed)),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode != 0
+    assert "older than this tree" in done.stderr
+    assert "pip install -e '.[test]'" in done.stderr
