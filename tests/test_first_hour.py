@@ -263,3 +263,24 @@ def test_the_generated_tests_say_reinstall_when_the_installed_copy_is_older(
     assert done.returncode != 0
     assert "older than this tree" in done.stderr
     assert "pip install -e '.[test]'" in done.stderr
+
+
+def test_help_reads_well_at_any_width_and_completion_is_on() -> None:
+    """Docstring paragraphs are reflowed to the terminal (never cut where the source lines
+    end), placeholders survive, and typer's shell completion is offered."""
+    import inspect
+
+    import typer.main
+
+    group = typer.main.get_command(app)
+    wide = {"COLUMNS": "400", "TERMINAL_WIDTH": "400"}
+    top = runner.invoke(app, ["--help"], env=wide)
+    assert "--install-completion" in top.output and "--show-completion" in top.output
+    for name, command in group.commands.items():  # type: ignore[attr-defined]
+        shown = runner.invoke(app, [name, "--help"], env=wide).output
+        lines = [" ".join(line.strip(" │").split()) for line in shown.splitlines()]
+        for paragraph in inspect.cleandoc(command.help or "").split("\n\n"):
+            words = " ".join(paragraph.replace("`", "").split())
+            assert words in lines, (name, words)
+    generate = runner.invoke(app, ["generate", "--help"], env=wide).output
+    assert "./NAME-mcp" in generate

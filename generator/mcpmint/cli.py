@@ -34,8 +34,10 @@ app = typer.Typer(
     name="mcpmint",
     help="Generate typed, strict, safe MCP servers from OpenAPI specs.",
     no_args_is_help=True,
-    add_completion=False,
     pretty_exceptions_enable=False,
+    # Paragraphs of the docstrings are reflowed to the terminal's width (Markdown's soft line
+    # breaks), not cut where the source lines end.
+    rich_markup_mode="markdown",
 )
 
 EXIT_OK, EXIT_STALE, EXIT_BAD_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
@@ -254,7 +256,7 @@ def generate_command(
         typer.Option(
             "--output",
             "-o",
-            help="Output folder; default: the config's folder, or ./<name>-mcp for a spec.",
+            help="Output folder; default: the config's folder, or ./NAME-mcp for a spec (NAME from its title).",
         ),
     ] = None,
     namespace: NamespaceOption = None,
