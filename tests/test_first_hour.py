@@ -284,3 +284,24 @@ def test_help_reads_well_at_any_width_and_completion_is_on() -> None:
             assert words in lines, (name, words)
     generate = runner.invoke(app, ["generate", "--help"], env=wide).output
     assert "./NAME-mcp" in generate
+
+
+def test_the_generated_server_s_version_and_help_name_its_own_variables(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from mcpmint.runtime.catalog import load_catalog_text
+    from mcpmint.runtime.server import main
+
+    from .support import REPO
+
+    tools = REPO / "tests/golden/petstore/src/petstore_mcp/_generated/tools.json"
+    catalog = load_catalog_text(tools.read_text())
+    with pytest.raises(SystemExit) as exited:
+        main(catalog, ["--version"], environ={})
+    assert exited.value.code == 0
+    assert capsys.readouterr().out.startswith("petstore-mcp (API version 1.0.0)")
+    with pytest.raises(SystemExit):
+        main(catalog, ["--help"], environ={})
+    shown = capsys.readouterr().out
+    assert "PETSTORE_AUTH=jwt" in shown and "PETSTORE_BASE_URL" in shown
+    assert "<PREFIX>" not in shown and "--version" in shown

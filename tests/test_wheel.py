@@ -72,7 +72,8 @@ def test_release_artifacts_install_and_work_as_documented(tmp_path: Path) -> Non
     metadata = zipfile.ZipFile(wheel).read(f"mcpmint-{TAG}.dist-info/METADATA").decode()
     assert "Requires-Dist: copier" in metadata
     assert "Project-URL: Source, https://github.com/mcpmint/mcpmint" in metadata
-    in_sdist = tarfile.open(sdist).getnames()
+    with tarfile.open(sdist) as archive:
+        in_sdist = archive.getnames()
     for name in ("CHANGELOG.md", ".pre-commit-hooks.yaml", "copier.yml", "README.md"):
         assert f"mcpmint-{TAG}/{name}" in in_sdist, name
 

@@ -153,10 +153,40 @@ def _valid_namespace(namespace: str | None) -> str | None:
     return namespace
 
 
+def _fetched(path: Path, folder: Path | None) -> Path:
+    """`path` itself, or, when it is an http(s) URL, the spec fetched from there (fetch.py)
+    into `folder` (None: a temporary folder that lasts as long as the process)."""
+    from .fetch import FetchError, as_url, fetch_to
+
+    url = as_url(str(path))
+    if url is None:
+        return path
+    if folder is None:
+        import tempfile
+
+        temporary = tempfile.TemporaryDirectory(prefix="mcpmint-fetched-")
+        _FETCHED.append(temporary)  # removed when the command ends (_guard)
+        folder = Path(temporary.name)
+    try:
+        fetched = fetch_to(url, folder)
+    except FetchError as exc:
+        typer.echo(f"error: {exc.message}\n    hint: {exc.hint}", err=True)
+        raise typer.Exit(EXIT_BAD_INPUT) from None
+    typer.echo(f"fetched {url} -> {fetched.as_posix()}", err=True)
+    return fetched
+
+
 def _input(
-    path: Path | None, sink: DiagnosticSink, namespace: str | None, root: Path | None
+    path: Path | None,
+    sink: DiagnosticSink,
+    namespace: str | None,
+    root: Path | None,
+    fetch_into: Path | None = None,
 ) -> Path | Config:
-    """A spec path, or the project config `path` names (default: ./mcpmint.yaml), loaded."""
+    """A spec path, or the project config `path` names (default: ./mcpmint.yaml), loaded. A
+    spec given by URL is fetched first, into `fetch_into` (or a temporary folder)."""
+    if path is not None:
+        path = _fetched(path, fetch_into)
     if path is None:
         path = find_config(Path("."))
         if path is None:
@@ -226,6 +256,9 @@ def _build(
     return name, build_quickly(source, sink, namespace, root, allow_partial=allow_partial)
 
 
+_FETCHED: list[Any] = []  # temporary folders of specs fetched by URL for this command
+
+
 def _guard(run: Any) -> Any:
     """Run a command body; bad input exits 2 with its diagnostics, never with a traceback."""
     sink = DiagnosticSink()
@@ -246,6 +279,9 @@ def _guard(run: Any) -> Any:
             err=True,
         )
         raise typer.Exit(EXIT_INTERNAL) from None
+    finally:
+        while _FETCHED:
+            _FETCHED.pop().cleanup()
 
 
 @app.command("generate")
@@ -256,7 +292,8 @@ def generate_command(
         typer.Option(
             "--output",
             "-o",
-            help="Output folder; default: the config's folder, or ./NAME-mcp for a spec (NAME from its title).",
+            help="Output folder; default: the config's folder, or ./NAME-mcp for a spec (NAME "
+            "from its title).",
         ),
     ] = None,
     namespace: NamespaceOption = None,
@@ -298,13 +335,17 @@ def generate_command(
         )
         # The quick check (quickcheck.py): when nothing changed, a run would write nothing.
         # Not with --fail-on-warning: an unchanged project's warnings need a run to be seen.
-        quick = None if fail_on_warning else _unchecked_input(spec, namespace, root)
+        from .fetch import as_url
+
+        by_url = spec is not None and as_url(str(spec)) is not None
+        quick = None if fail_on_warning or by_url else _unchecked_input(spec, namespace, root)
         hashed: dict[str, str] = {}  # what the quick check hashed: not hashed again
         if quick is not None and _up_to_date(quick, options, hashed):
             out = output or (quick.folder if isinstance(quick, Config) else None)
             typer.echo(f"{out}: up to date (inputs unchanged)")
             return
-        source = _input(spec, sink, namespace, root)
+        # A spec by URL is kept beside the output (or here), where mcpmint.yaml can name it.
+        source = _input(spec, sink, namespace, root, fetch_into=output or Path("."))
         from .pipeline import generate
 
         held = _HELD_TO_EXIT if _HARD_EXIT else None
@@ -485,6 +526,7 @@ def _surface(
     from .lock import LockError, is_lock, lock_document, parse_lock
     from .pipeline import build_quickly
 
+    path = _fetched(path, None)
     if is_config_path(path):
         return lock_document(build_quickly(_input(path, sink, namespace, root), sink, memo=memo))
 
@@ -564,6 +606,7 @@ def diff_command(
         # The new spec's build reuses every tool the old one's built whose inputs are the
         # same (toolmemo.py): most of them, between two versions of an API.
         memo = Memo({})
+        assert before_path is not None  # typer fills OLD before NEW
         before = _surface(before_path, sink, namespace, root, memo)
         after = _surface(after_path, sink, namespace, root, Memo(memo.used))
         _print_diagnostics(sink)
@@ -600,7 +643,9 @@ def template_path() -> Path:
 
 def _spec_answer(spec: Path, folder: Path) -> str:
     """The `spec` answer for `init --spec`: the path relative to the new project, after
-    copying a spec from outside the project into it (single-file specs only)."""
+    copying a spec from outside the project into it (single-file specs only), or fetching it
+    there from its URL."""
+    spec = _fetched(spec, folder)
     if not spec.is_file():
         typer.echo(f"error: --spec {spec.as_posix()}: no such file", err=True)
         raise typer.Exit(EXIT_BAD_INPUT)
