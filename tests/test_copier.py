@@ -324,6 +324,11 @@ def test_init_records_a_template_version_that_mcpmint_update_updates_from(
     readme = (project / "README.md").read_text()
     (project / "README.md").write_text(readme + "\nOur notes: ask #pets first.\n")
     commit_all(project, "new server")
+    # Plain `copier update` works on what init made (it failed: "cannot obtain old template
+    # references from .copier-answers.yml").
+    with mcpmint_on_path():
+        copier.run_update(project, defaults=True, overwrite=True, unsafe=True)
+    assert git(project, "status", "--porcelain") == ""
 
     # mcpmint upgraded: another template under a higher version.
     upgraded = tmp_path / "upgraded"

@@ -253,7 +253,8 @@ def _build(
 
     source = _input(path, sink, namespace, root)
     name = source.path.as_posix() if isinstance(source, Config) else source.as_posix()
-    return name, build_quickly(source, sink, namespace, root, allow_partial=allow_partial)
+    with _progress(f"mcpmint: reading {name}", quiet=False):
+        return name, build_quickly(source, sink, namespace, root, allow_partial=allow_partial)
 
 
 _FETCHED: list[Any] = []  # temporary folders of specs fetched by URL for this command
@@ -607,8 +608,9 @@ def diff_command(
         # same (toolmemo.py): most of them, between two versions of an API.
         memo = Memo({})
         assert before_path is not None  # typer fills OLD before NEW
-        before = _surface(before_path, sink, namespace, root, memo)
-        after = _surface(after_path, sink, namespace, root, Memo(memo.used))
+        with _progress("mcpmint: comparing", quiet=False):
+            before = _surface(before_path, sink, namespace, root, memo)
+            after = _surface(after_path, sink, namespace, root, Memo(memo.used))
         _print_diagnostics(sink)
         changes = diff_locks(before, after)
         counts = {kind: sum(1 for c in changes if c.kind == kind) for kind in KINDS}
@@ -764,6 +766,8 @@ def init_command(
     with _copier_errors("init"), _mcpmint_on_path():
         copier.run_copy(source, folder, data=answers, defaults=defaults, unsafe=True, vcs_ref=tag)
     typer.echo(f"{folder.as_posix()}: created from mcpmint's project template")
+    if folder.resolve() != Path.cwd().resolve():
+        typer.echo(f"    (the next steps above are for inside it: cd {folder.as_posix()})")
 
 
 @app.command("update")
