@@ -148,6 +148,8 @@ _NOT_IMPORTED = (
     "jinja2",
     "jsonschema",
     "mcpmint.runtime.modes",
+    # The version is a constant the build wrote (mcpmint/_version.py), not package metadata.
+    "importlib.metadata",
 )
 
 

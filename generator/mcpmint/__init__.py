@@ -1,9 +1,7 @@
 """mcpmint: generate typed, strict, safe MCP servers from OpenAPI specs and tool manifests."""
 
-from importlib.metadata import PackageNotFoundError, version
-
-try:  # the installed distribution's, which its build took from git tags (pyproject.toml)
-    __version__ = version("mcpmint")
-except PackageNotFoundError:  # pragma: no cover - a source tree that was never installed
+try:  # written by the build from git tags (pyproject.toml: hatch-vcs)
+    from ._version import __version__
+except ImportError:  # pragma: no cover - a source tree that was never built or installed
     __version__ = "0.1.0"
 __all__ = ["__version__"]
