@@ -132,3 +132,17 @@ def test_refusals_and_limits_are_located_errors(
     result = runner.invoke(app, ["validate", f"{server}/missing.yaml"])
     assert result.exit_code == 2 and "HTTP 404" in result.output
     assert not list(tmp_path.iterdir())
+
+
+def test_init_fetches_the_spec_into_the_new_project(
+    server: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MCPMINT_TEMPLATE_REPO", str(tmp_path / "template-repo"))
+    project = tmp_path / "server"
+    result = runner.invoke(
+        app, ["init", str(project), "--spec", f"{server}/specs/lending.yaml", "--defaults"]
+    )
+    assert result.exit_code == 0, result.output
+    assert (project / "lending.yaml").read_bytes() == SPEC
+    assert "spec: lending.yaml" in (project / ".copier-answers.yml").read_text()
+    assert "namespace: lending" in (project / "mcpmint.yaml").read_text()
