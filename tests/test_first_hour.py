@@ -114,6 +114,7 @@ def test_fail_on_warning_fails_validate_and_generate_even_when_up_to_date(
     )
     result = runner.invoke(app, ["validate", str(spec)])
     assert result.exit_code == 0, result.output
+    assert "ok, 1 tools, 1 warnings (--fail-on-warning makes them fail)" in result.stdout
     result = runner.invoke(app, ["validate", str(spec), "--fail-on-warning"])
     assert result.exit_code == 1
     assert "broken $ref '#/components/schemas/Lonn'" in result.output

@@ -426,7 +426,9 @@ def validate_command(
     def run(sink: DiagnosticSink) -> None:
         name, server = _build(spec, sink, namespace, root, allow_partial)
         _print_diagnostics(sink)
-        typer.echo(f"{name}: ok, {len(server.tools)} tools, {len(sink.warnings)} warnings")
+        warned = len(sink.warnings)
+        also = " (--fail-on-warning makes them fail)" if warned and not fail_on_warning else ""
+        typer.echo(f"{name}: ok, {len(server.tools)} tools, {warned} warnings{also}")
         _fail_on_warnings(sink, fail_on_warning)
 
     _guard(run)
