@@ -85,41 +85,45 @@ AllowPartialOption = Annotated[
 @contextmanager
 def _progress(what: str, quiet: bool) -> Iterator[None]:
     """On a terminal, a line on stderr with the seconds elapsed, once a run has taken
-    $MCPMINT_PROGRESS_AFTER seconds (default 1.5); cleared when it ends."""
+    $MCPMINT_PROGRESS_AFTER seconds (default 1.5); cleared when it ends.
+
+    Drawn from a SIGALRM timer, not a thread: the run forks its second process
+    (background.py), and a fork copies no timer and no thread holding a lock. Written with
+    os.write: the handler may interrupt a write of the main code's to sys.stderr."""
+    import signal
     import threading
     import time
 
     try:
-        after = float(os.environ.get("MCPMINT_PROGRESS_AFTER", "1.5"))
+        after = max(float(os.environ.get("MCPMINT_PROGRESS_AFTER", "1.5")), 0.001)
     except ValueError:
         after = 1.5
-    if quiet or not sys.stderr.isatty():
+    if (
+        quiet
+        or not sys.stderr.isatty()
+        or not hasattr(signal, "setitimer")
+        or threading.current_thread() is not threading.main_thread()
+    ):
         yield
         return
-    done = threading.Event()
     start = time.monotonic()
     shown = False
 
-    def show() -> None:
+    def tick(_signum: int, _frame: object) -> None:
         nonlocal shown
-        if done.wait(after):
-            return
-        while not done.is_set():
-            sys.stderr.write(f"\r{what} ({time.monotonic() - start:.0f} s)")
-            sys.stderr.flush()
-            shown = True
-            done.wait(0.5)
+        line = f"\r{what} ({time.monotonic() - start:.0f} s)"
+        os.write(sys.stderr.fileno(), line.encode("utf-8", "replace"))
+        shown = True
 
-    thread = threading.Thread(target=show, daemon=True)
-    thread.start()
+    previous = signal.signal(signal.SIGALRM, tick)
+    signal.setitimer(signal.ITIMER_REAL, after, 0.5)
     try:
         yield
     finally:
-        done.set()
-        thread.join()
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
         if shown:
-            sys.stderr.write("\r\x1b[K")
-            sys.stderr.flush()
+            os.write(sys.stderr.fileno(), b"\r\x1b[K")
 
 
 def _fail_on_warnings(sink: DiagnosticSink, fail_on_warning: bool) -> None:
