@@ -90,5 +90,8 @@ def next_steps(output: Path) -> str | None:
     if variables:
         entry["env"] = dict(variables)
     snippet = json.dumps({"mcpServers": {name: entry}}, indent=2)
+    # The arguments on one line, as the clients' own documentation writes them.
+    spread = json.dumps(entry["args"], indent=2).replace("\n", "\n      ")
+    snippet = snippet.replace(spread, json.dumps(entry["args"]), 1)
     lines += ["  " + line for line in snippet.splitlines()]
     return "\n".join(lines)
