@@ -156,10 +156,14 @@ def test_generate_prints_next_steps_and_q_silences_them(tmp_path: Path) -> None:
             }
         }
     }
+    # A regeneration is no new package: no next steps; -q leaves them out of a new one too.
     spec.write_text(CLEAN.replace("getLoan", "readLoan"))
-    result = runner.invoke(app, ["generate", str(spec), "-o", str(out), "-q", "--accept-breaking"])
+    result = runner.invoke(app, ["generate", str(spec), "-o", str(out), "--accept-breaking"])
     assert result.exit_code == 0, result.output
-    assert "written" in result.stdout and "Next steps" not in result.stdout
+    assert " written, 0 scaffolded" in result.stdout and "Next steps" not in result.stdout
+    result = runner.invoke(app, ["generate", str(spec), "-o", str(tmp_path / "other"), "-q"])
+    assert result.exit_code == 0, result.output
+    assert " scaffolded" in result.stdout and "Next steps" not in result.stdout
 
 
 def test_diff_in_a_project_compares_the_lock_with_the_current_inputs(

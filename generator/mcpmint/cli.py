@@ -404,7 +404,8 @@ def generate_command(
             f"{out}: {len(report.written)} written, {len(report.scaffolded)} scaffolded, "
             f"{len(report.removed)} removed, {len(report.unchanged)} unchanged{patched}"
         )
-        if report.changed and not quiet and out is not None:
+        # A new package (its pyproject.toml scaffolded just now): what to do with it.
+        if "pyproject.toml" in report.scaffolded and not quiet and out is not None:
             from .nextsteps import next_steps
 
             steps = next_steps(out)
