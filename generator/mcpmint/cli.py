@@ -12,6 +12,8 @@ import os
 import shutil
 import sys
 import sysconfig
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -32,8 +34,10 @@ app = typer.Typer(
     name="mcpmint",
     help="Generate typed, strict, safe MCP servers from OpenAPI specs.",
     no_args_is_help=True,
-    add_completion=False,
     pretty_exceptions_enable=False,
+    # Paragraphs of the docstrings are reflowed to the terminal's width (Markdown's soft line
+    # breaks), not cut where the source lines end.
+    rich_markup_mode="markdown",
 )
 
 EXIT_OK, EXIT_STALE, EXIT_BAD_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
@@ -57,6 +61,17 @@ NamespaceOption = Annotated[
     str | None,
     typer.Option("--namespace", "-n", help="Tool name prefix; default: from the spec's title."),
 ]
+FailOnWarningOption = Annotated[
+    bool,
+    typer.Option(
+        "--fail-on-warning",
+        help="Exit 1 when there are warnings (after printing them; generate writes as usual).",
+    ),
+]
+QuietOption = Annotated[
+    bool,
+    typer.Option("--quiet", "-q", help="Print no next steps and no progress."),
+]
 AllowPartialOption = Annotated[
     bool,
     typer.Option(
@@ -65,6 +80,60 @@ AllowPartialOption = Annotated[
         "parameter or body $ref, an unsupported body media type) instead of stopping.",
     ),
 ]
+
+
+@contextmanager
+def _progress(what: str, quiet: bool) -> Iterator[None]:
+    """On a terminal, a line on stderr with the seconds elapsed, once a run has taken
+    $MCPMINT_PROGRESS_AFTER seconds (default 1.5); cleared when it ends.
+
+    Drawn from a SIGALRM timer, not a thread: the run forks its second process
+    (background.py), and a fork copies no timer and no thread holding a lock. Written with
+    os.write: the handler may interrupt a write of the main code's to sys.stderr."""
+    import signal
+    import threading
+    import time
+
+    try:
+        after = max(float(os.environ.get("MCPMINT_PROGRESS_AFTER", "1.5")), 0.001)
+    except ValueError:
+        after = 1.5
+    if (
+        quiet
+        or not sys.stderr.isatty()
+        or not hasattr(signal, "setitimer")
+        or threading.current_thread() is not threading.main_thread()
+    ):
+        yield
+        return
+    start = time.monotonic()
+    shown = False
+
+    def tick(_signum: int, _frame: object) -> None:
+        nonlocal shown
+        line = f"\r{what} ({time.monotonic() - start:.0f} s)"
+        os.write(sys.stderr.fileno(), line.encode("utf-8", "replace"))
+        shown = True
+
+    previous = signal.signal(signal.SIGALRM, tick)
+    signal.setitimer(signal.ITIMER_REAL, after, 0.5)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+        if shown:
+            os.write(sys.stderr.fileno(), b"\r\x1b[K")
+
+
+def _fail_on_warnings(sink: DiagnosticSink, fail_on_warning: bool) -> None:
+    if fail_on_warning and sink.warnings:
+        typer.echo(
+            f"error: {len(sink.warnings)} warning(s) and --fail-on-warning\n"
+            "    hint: each warning above names what to change in the spec or config",
+            err=True,
+        )
+        raise typer.Exit(EXIT_STALE)
 
 
 def _print_diagnostics(sink: DiagnosticSink) -> None:
@@ -88,10 +157,40 @@ def _valid_namespace(namespace: str | None) -> str | None:
     return namespace
 
 
+def _fetched(path: Path, folder: Path | None) -> Path:
+    """`path` itself, or, when it is an http(s) URL, the spec fetched from there (fetch.py)
+    into `folder` (None: a temporary folder that lasts as long as the process)."""
+    from mcpmint.load.fetch import FetchError, as_url, fetch_to
+
+    url = as_url(str(path))
+    if url is None:
+        return path
+    if folder is None:
+        import tempfile
+
+        temporary = tempfile.TemporaryDirectory(prefix="mcpmint-fetched-")
+        _FETCHED.append(temporary)  # removed when the command ends (_guard)
+        folder = Path(temporary.name)
+    try:
+        fetched = fetch_to(url, folder)
+    except FetchError as exc:
+        typer.echo(f"error: {exc.message}\n    hint: {exc.hint}", err=True)
+        raise typer.Exit(EXIT_BAD_INPUT) from None
+    typer.echo(f"fetched {url} -> {fetched.as_posix()}", err=True)
+    return fetched
+
+
 def _input(
-    path: Path | None, sink: DiagnosticSink, namespace: str | None, root: Path | None
+    path: Path | None,
+    sink: DiagnosticSink,
+    namespace: str | None,
+    root: Path | None,
+    fetch_into: Path | None = None,
 ) -> Path | Config:
-    """A spec path, or the project config `path` names (default: ./mcpmint.yaml), loaded."""
+    """A spec path, or the project config `path` names (default: ./mcpmint.yaml), loaded. A
+    spec given by URL is fetched first, into `fetch_into` (or a temporary folder)."""
+    if path is not None:
+        path = _fetched(path, fetch_into)
     if path is None:
         path = find_config(Path("."))
         if path is None:
@@ -156,7 +255,11 @@ def _build(
 
     source = _input(path, sink, namespace, root)
     name = source.path.as_posix() if isinstance(source, Config) else source.as_posix()
-    return name, build_cached(source, sink, namespace, root, allow_partial=allow_partial)
+    with _progress(f"mcpmint: reading {name}", quiet=False):
+        return name, build_cached(source, sink, namespace, root, allow_partial=allow_partial)
+
+
+_FETCHED: list[Any] = []  # temporary folders of specs fetched by URL for this command
 
 
 def _guard(run: Any) -> Any:
@@ -179,6 +282,9 @@ def _guard(run: Any) -> Any:
             err=True,
         )
         raise typer.Exit(EXIT_INTERNAL) from None
+    finally:
+        while _FETCHED:
+            _FETCHED.pop().cleanup()
 
 
 @app.command("generate")
@@ -189,7 +295,8 @@ def generate_command(
         typer.Option(
             "--output",
             "-o",
-            help="Output folder; default: the config's folder, or ./<name>-mcp for a spec.",
+            help="Output folder; default: the config's folder, or ./NAME-mcp for a spec (NAME "
+            "from its title).",
         ),
     ] = None,
     namespace: NamespaceOption = None,
@@ -209,6 +316,8 @@ def generate_command(
         ),
     ] = False,
     allow_partial: AllowPartialOption = False,
+    fail_on_warning: FailOnWarningOption = False,
+    quiet: QuietOption = False,
 ) -> None:
     """Generate (or regenerate) an MCP server package from SPEC or a project config.
 
@@ -218,7 +327,8 @@ def generate_command(
     Every run compares the new tool surface with the output's tools.lock.json and prints the
     changes, classified as breaking, review or additive. Breaking changes are refused (exit 1,
     nothing written) unless --accept-breaking is given. Exit codes: 0 written or up to date;
-    1 stale (--check), a hand-edited file refused or breaking changes refused; 2 bad input.
+    1 stale (--check), a hand-edited file refused, breaking changes refused, or warnings with
+    --fail-on-warning; 2 bad input.
     """
     namespace = _valid_namespace(namespace)
 
@@ -228,15 +338,22 @@ def generate_command(
         )
         # The quick check (quickcheck.py), before the pipeline is imported: when nothing
         # changed, a run would write nothing.
-        quick = _unchecked_input(spec, namespace, root)
+        # Not with --fail-on-warning: an unchanged project's warnings need a run to be seen.
+        from mcpmint.load.fetch import as_url
+
+        by_url = spec is not None and as_url(str(spec)) is not None
+        quick = None if fail_on_warning or by_url else _unchecked_input(spec, namespace, root)
         if quick is not None and _up_to_date(quick, options):
             out = output or (quick.folder if isinstance(quick, Config) else None)
             typer.echo(f"{out}: up to date (inputs unchanged)")
             return
-        source = _input(spec, sink, namespace, root)
+        # A spec by URL is kept beside the output (or here), where mcpmint.yaml can name it.
+        source = _input(spec, sink, namespace, root, fetch_into=output or Path("."))
         from mcpmint.pipeline import generate
 
-        report = generate(source, options, sink)
+        name = source.path if isinstance(source, Config) else source
+        with _progress(f"mcpmint: generating from {name.as_posix()}", quiet):
+            report = generate(source, options, sink)
         out = report.output
         _print_diagnostics(sink)
         if report.lock_changes:
@@ -265,11 +382,20 @@ def generate_command(
                 typer.echo(f"{out}: out of date ({len(changes)} files): " + ", ".join(changes[:10]))
                 raise typer.Exit(EXIT_STALE)
             typer.echo(f"{out}: up to date")
+            _fail_on_warnings(sink, fail_on_warning)
             return
         typer.echo(
             f"{out}: {len(report.written)} written, {len(report.scaffolded)} scaffolded, "
             f"{len(report.removed)} removed, {len(report.unchanged)} unchanged"
         )
+        # A new package (its pyproject.toml scaffolded just now): what to do with it.
+        if "pyproject.toml" in report.scaffolded and not quiet and out is not None:
+            from mcpmint.nextsteps import next_steps
+
+            steps = next_steps(out)
+            if steps:
+                typer.echo(steps)
+        _fail_on_warnings(sink, fail_on_warning)
 
     _guard(run)
 
@@ -280,15 +406,19 @@ def validate_command(
     namespace: NamespaceOption = None,
     root: RootOption = None,
     allow_partial: AllowPartialOption = False,
+    fail_on_warning: FailOnWarningOption = False,
 ) -> None:
     """Check SPEC (or a project config and its spec) and print the diagnostics; writes
-    nothing."""
+    nothing. Exit codes: 0 valid; 1 warnings with --fail-on-warning; 2 errors."""
     namespace = _valid_namespace(namespace)
 
     def run(sink: DiagnosticSink) -> None:
         name, server = _build(spec, sink, namespace, root, allow_partial)
         _print_diagnostics(sink)
-        typer.echo(f"{name}: ok, {len(server.tools)} tools, {len(sink.warnings)} warnings")
+        warned = len(sink.warnings)
+        also = " (--fail-on-warning makes them fail)" if warned and not fail_on_warning else ""
+        typer.echo(f"{name}: ok, {len(server.tools)} tools, {warned} warnings{also}")
+        _fail_on_warnings(sink, fail_on_warning)
 
     _guard(run)
 
@@ -383,10 +513,14 @@ def _print_changes(changes: list[Change]) -> None:
 def _surface(
     path: Path, sink: DiagnosticSink, namespace: str | None, root: Path | None, memo: Memo
 ) -> Any:
-    """A lock document from a `tools.lock.json` file, or built in memory from a spec (reusing
-    the tools in `memo`, and adding the ones it builds)."""
+    """A lock document from a `tools.lock.json` file, or built in memory from a spec or a
+    project config (reusing the tools in `memo`, and adding the ones it builds)."""
     from mcpmint.pipeline import build_cached
     from mcpmint.write.lock import LockError, is_lock, lock_document, parse_lock
+
+    path = _fetched(path, None)
+    if is_config_path(path):
+        return lock_document(build_cached(_input(path, sink, namespace, root), sink, memo=memo))
 
     if path.suffix == ".json" and path.is_file():
         try:
@@ -405,31 +539,69 @@ def _surface(
 @app.command("diff")
 def diff_command(
     old: Annotated[
-        Path, typer.Argument(help="The old spec or tools.lock.json.", show_default=False)
-    ],
+        Path | None,
+        typer.Argument(
+            help="The old spec, tools.lock.json or project config; default: the lock of "
+            "./mcpmint.yaml's project.",
+            show_default=False,
+        ),
+    ] = None,
     new: Annotated[
-        Path, typer.Argument(help="The new spec or tools.lock.json.", show_default=False)
-    ],
+        Path | None,
+        typer.Argument(
+            help="The new spec, tools.lock.json or project config; default: what the project "
+            "config would generate now.",
+            show_default=False,
+        ),
+    ] = None,
     namespace: NamespaceOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
     root: RootOption = None,
 ) -> None:
-    """Compare the tool surfaces of OLD and NEW (specs or tools.lock.json files).
+    """Compare the tool surfaces of OLD and NEW (specs, tools.lock.json files or project
+    configs).
 
-    Prints every change, grouped as breaking, review or additive. Exit codes: 0 no changes or
+    With no argument, inside a project: its tools.lock.json against what its current inputs
+    (mcpmint.yaml and the spec) would generate. With only a project config (mcpmint.yaml, or
+    its folder): the same for that project. Prints every change, grouped as breaking, review
+    or additive. Exit codes: 0 no changes or
     additive ones only; 1 breaking or review changes; 2 bad input. Writes nothing.
     """
     namespace = _valid_namespace(namespace)
 
     def run(sink: DiagnosticSink) -> None:
         from mcpmint.write.cache import Memo
-        from mcpmint.write.lock import KINDS, diff_locks, needs_attention
+        from mcpmint.write.lock import KINDS, LOCK_FILE, diff_locks, needs_attention
+
+        before_path, after_path = old, new
+        if after_path is None:
+            config = before_path if before_path is not None else find_config(Path("."))
+            if config is None or not is_config_path(config):
+                typer.echo(
+                    "error: `mcpmint diff` needs OLD and NEW, or a project config\n"
+                    "    hint: run it inside a project (a folder with mcpmint.yaml), or give "
+                    "mcpmint.yaml, or two specs or tools.lock.json files",
+                    err=True,
+                )
+                raise typer.Exit(EXIT_BAD_INPUT)
+            loaded = _input(config, sink, namespace, root)
+            assert isinstance(loaded, Config)
+            before_path, after_path = loaded.folder / LOCK_FILE, config
+            if not before_path.is_file():
+                typer.echo(
+                    f"error: {before_path.as_posix()}: no such file\n    hint: `mcpmint "
+                    "generate` writes it; until then there is nothing to compare with",
+                    err=True,
+                )
+                raise typer.Exit(EXIT_BAD_INPUT)
 
         # The new spec's build reuses every tool the old one's built whose inputs are the
         # same (toolmemo.py): most of them, between two versions of an API.
         memo = Memo({})
-        before = _surface(old, sink, namespace, root, memo)
-        after = _surface(new, sink, namespace, root, Memo(memo.used))
+        assert before_path is not None  # typer fills OLD before NEW
+        with _progress("mcpmint: comparing", quiet=False):
+            before = _surface(before_path, sink, namespace, root, memo)
+            after = _surface(after_path, sink, namespace, root, Memo(memo.used))
         _print_diagnostics(sink)
         changes = diff_locks(before, after)
         counts = {kind: sum(1 for c in changes if c.kind == kind) for kind in KINDS}
@@ -464,7 +636,9 @@ def template_path() -> Path:
 
 def _spec_answer(spec: Path, folder: Path) -> str:
     """The `spec` answer for `init --spec`: the path relative to the new project, after
-    copying a spec from outside the project into it (single-file specs only)."""
+    copying a spec from outside the project into it (single-file specs only), or fetching it
+    there from its URL."""
+    spec = _fetched(spec, folder)
     if not spec.is_file():
         typer.echo(f"error: --spec {spec.as_posix()}: no such file", err=True)
         raise typer.Exit(EXIT_BAD_INPUT)
@@ -481,6 +655,51 @@ def _spec_answer(spec: Path, folder: Path) -> str:
         shutil.copyfile(source, copied)
         source = copied
     return source.relative_to(target).as_posix()
+
+
+@contextmanager
+def _mcpmint_on_path() -> Iterator[None]:
+    """The template's task runs `mcpmint generate`: this very installation's. (copier runs
+    tasks in plumbum's copy of the environment, so that is where PATH goes.)"""
+    from plumbum import local
+
+    scripts = [sysconfig.get_path("scripts"), str(Path(sys.executable).parent)]
+    with local.env(PATH=os.pathsep.join([*scripts, local.env.get("PATH", "")])):
+        yield
+
+
+def _template_repo() -> tuple[str, str | None]:
+    """The copier template as a git repository `copier update` can go back to, and its tag
+    (template_repo.py); without git, the plain folder (copy works, update will not)."""
+    from mcpmint.template_repo import TemplateRepoError, sync
+
+    template = template_path()
+    try:
+        repo, tag = sync(template, __version__)
+    except TemplateRepoError as exc:
+        typer.echo(
+            f"warning: {exc}\n    hint: the project is made from {template}, which `copier "
+            "update` cannot go back to; install git, then run `mcpmint update` to update it",
+            err=True,
+        )
+        return str(template), None
+    return str(repo), tag
+
+
+@contextmanager
+def _copier_errors(operation: str) -> Iterator[None]:
+    """What `init` and `update` say when copier fails: exit 1 for a failed task (the
+    generation), 2 for anything else."""
+    import copier
+
+    try:
+        yield
+    except copier.errors.TaskError as exc:
+        typer.echo(f"error: mcpmint {operation}: {exc}", err=True)
+        raise typer.Exit(EXIT_STALE) from None
+    except (copier.errors.CopierError, ValueError) as exc:
+        typer.echo(f"error: mcpmint {operation}: {exc}", err=True)
+        raise typer.Exit(EXIT_BAD_INPUT) from None
 
 
 @app.command("init")
@@ -511,15 +730,14 @@ def init_command(
 ) -> None:
     """Create a server project from mcpmint's copier template, then generate it.
 
-    The same as `copier copy --trust <mcpmint's template> DIR`: the scaffold (mcpmint.yaml,
+    The same as `copier copy --trust` of mcpmint's template: the scaffold (mcpmint.yaml,
     README.md, .gitignore, .pre-commit-config.yaml, .copier-answers.yml) is written from the
-    answers, then `mcpmint generate` writes the server. Needs copier (`pip install copier`).
+    answers, then `mcpmint generate` writes the server. The namespace defaults to the one
+    `mcpmint generate` takes from the spec's title. `mcpmint update` (or `copier update
+    --trust`) later brings in changes to the template.
     """
-    try:
-        import copier
-    except ImportError:
-        typer.echo("error: `mcpmint init` needs copier\n    hint: pip install copier", err=True)
-        raise typer.Exit(EXIT_BAD_INPUT) from None
+    import copier
+
     answers: dict[str, Any] = {}
     for item in data or []:
         key, sep, value = item.partition("=")
@@ -529,24 +747,56 @@ def init_command(
         answers[key] = value
     if spec is not None:
         answers["spec"] = _spec_answer(spec, folder)
-    # The template's task runs `mcpmint generate`: this very installation's.
-    scripts = [sysconfig.get_path("scripts"), str(Path(sys.executable).parent)]
-    # (copier runs tasks in plumbum's copy of the environment, so that is where PATH goes.)
-    from plumbum import local
+    if "namespace" not in answers:  # the rule of `generate`, when the spec is there
+        from mcpmint.build.namespaces import spec_namespace
 
-    path = os.pathsep.join([*scripts, local.env.get("PATH", "")])
-    try:
-        with local.env(PATH=path):
-            copier.run_copy(
-                str(template_path()), folder, data=answers, defaults=defaults, unsafe=True
-            )
-    except copier.errors.TaskError as exc:
-        typer.echo(f"error: mcpmint init: {exc}", err=True)
-        raise typer.Exit(EXIT_STALE) from None
-    except (copier.errors.CopierError, ValueError) as exc:
-        typer.echo(f"error: mcpmint init: {exc}", err=True)
-        raise typer.Exit(EXIT_BAD_INPUT) from None
+        named = spec_namespace(folder / str(answers.get("spec", "openapi.yaml")))
+        if named is not None:
+            answers["namespace"] = named
+    source, tag = _template_repo()
+    with _copier_errors("init"), _mcpmint_on_path():
+        copier.run_copy(source, folder, data=answers, defaults=defaults, unsafe=True, vcs_ref=tag)
     typer.echo(f"{folder.as_posix()}: created from mcpmint's project template")
+    if folder.resolve() != Path.cwd().resolve():
+        typer.echo(f"    (the next steps above are for inside it: cd {folder.as_posix()})")
+
+
+@app.command("update")
+def update_command(
+    folder: Annotated[
+        Path, typer.Argument(help="The project's folder (default: the current folder).")
+    ] = Path("."),
+) -> None:
+    """Bring this mcpmint's project template into a project made by `mcpmint init`.
+
+    Runs `copier update --trust --defaults` on the project (a git work tree without
+    uncommitted changes): your edits to the template's files are kept, the template's changes
+    merged in (conflicts are marked as in a git merge), then `mcpmint generate` runs.
+    """
+    import copier
+
+    if not (folder / ".copier-answers.yml").is_file():
+        typer.echo(
+            f"error: {folder.as_posix()}: no .copier-answers.yml\n    hint: `mcpmint update` "
+            "updates a project made by `mcpmint init` or `copier copy`",
+            err=True,
+        )
+        raise typer.Exit(EXIT_BAD_INPUT)
+    import yaml
+
+    source, tag = _template_repo()  # the installed template, committed where answers point
+    try:
+        recorded = yaml.safe_load((folder / ".copier-answers.yml").read_text(encoding="utf-8"))
+        ours = Path(str(recorded.get("_src_path"))).resolve() == Path(source).resolve()
+    except (OSError, UnicodeDecodeError, yaml.YAMLError, AttributeError):
+        ours = False
+    with _copier_errors("update"), _mcpmint_on_path():
+        # This mcpmint's template version, named (copier itself would pass over the tag of a
+        # development version); a project copied from elsewhere: that template's latest.
+        copier.run_update(
+            folder, defaults=True, overwrite=True, unsafe=True, vcs_ref=tag if ours else None
+        )
+    typer.echo(f"{folder.as_posix()}: updated from mcpmint's project template")
 
 
 @app.callback(invoke_without_command=True)

@@ -219,7 +219,7 @@ def _read(path: Path, sink: DiagnosticSink) -> tuple[Any, FileSource] | None:
         text = decode_utf8(raw, display)
         if path.suffix.lower() == ".json":
             return parse_json(text, display, limits, sink)
-        from mcpmint.load.yamlparse import parse_yaml  # PyYAML is imported for YAML files only
+        from mcpmint.load.yamlparse import parse_yaml
 
         return parse_yaml(text, display, limits, sink)
     except Refused as exc:

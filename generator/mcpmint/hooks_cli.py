@@ -76,7 +76,7 @@ def _check(config: str) -> int:
 def _generate(config: str) -> int:
     """The `generate` hook for one project: 0 when it is up to date, else `mcpmint generate`
     once, and 1 when that changed the project's manifest (or `generate`'s own failure)."""
-    from mcpmint.write.files import MANIFEST  # here: the check hook imports none of the generator
+    from mcpmint.write.files import MANIFEST
 
     fresh, folder = _quick_check(config)
     if fresh:
@@ -84,7 +84,7 @@ def _generate(config: str) -> int:
         return 0
     manifest = folder / MANIFEST if folder is not None else None
     before = _text(manifest)
-    code = _mcpmint("generate", config)  # one run: a `--check` first would be a second
+    code = _mcpmint("generate", "-q", config)  # one run: a `--check` first would be a second
     after = _text(manifest)
     if code != 0 or after == before:
         return code

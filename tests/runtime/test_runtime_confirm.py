@@ -163,6 +163,7 @@ async def test_a_client_without_elicitation_is_refused_and_nothing_is_sent(
             assert result.is_error, name
             assert "cannot ask the user" in text(result)
             assert "elicitation" in text(result)
+            assert text(result).endswith("so the call is refused. Nothing was sent.")
     assert upstream.requests == [] and upstream.token_requests == []
 
 

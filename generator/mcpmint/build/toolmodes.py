@@ -299,9 +299,7 @@ def _tags(document: Any, source: str) -> list[str]:
 def listed_definitions(server: ir.Server) -> list[dict[str, Any]]:
     """What `tools/list` shows with the config's choices (no allowlist, no groups variable):
     in the runtime's order, dynamic mode's own tools first, then the catalog's order."""
-    from mcpmint.render.templates import (
-        tool_definition,  # here: reading a config (the quick check) needs none
-    )
+    from mcpmint.render.templates import tool_definition
 
     meta, tools = tools_listed(server)
     return meta + [tool_definition(tool) for tool in tools]

@@ -259,7 +259,7 @@ class _Bundler:
                 return (*parse_json(text, display, self.limits, self.sink, refs), refs)
             except Refused:
                 pass  # a YAML flow mapping is not necessarily JSON
-        from mcpmint.load.yamlparse import parse_yaml  # PyYAML is imported for YAML files only
+        from mcpmint.load.yamlparse import parse_yaml
 
         return (*parse_yaml(text, display, self.limits, self.sink), None)
 

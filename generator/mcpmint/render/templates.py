@@ -143,6 +143,7 @@ def render(inputs: RenderInputs) -> FileTree:
         models_path(server): models_file(inputs.models),
         "tests/__init__.py": "",
         "tests/test_generated.py": template("test_generated.py.jinja"),
+        "tests/conftest.py": template("conftest.py.jinja"),  # the installed copy is current
         "tests/generated_cases.json": dump_json(inputs.cases),
         REFERENCE: template(REFERENCE + ".jinja"),
     }
@@ -527,7 +528,43 @@ def _reference_row(tool: ir.Tool) -> dict[str, str]:
         "annotations": (", ".join(hints) or "writes")
         + ("; asks for confirmation" if tool.confirmation == "required" else ""),
         "credentials": _markdown_cell(credentials or "none"),
+        "arguments": _arguments_cell(tool.input_schema),
     }
+
+
+def _arguments_cell(schema: dict[str, Any]) -> str:
+    """A tool's arguments in a table cell: each name and type, `*` after required ones."""
+    properties = schema.get("properties")
+    if not isinstance(properties, dict) or not properties:
+        return "none"
+    required = set(schema.get("required") or ())
+    cells = []
+    for name, argument in properties.items():
+        mark = "\\*" if name in required else ""
+        cells.append(f"`{name}`{mark} {_markdown_cell(_type_name(argument))}")
+    return ", ".join(cells)
+
+
+def _type_name(schema: Any) -> str:
+    """A short name of a JSON Schema's type: `string`, `integer[]`, `Pet`, `string|null`."""
+    if not isinstance(schema, dict):
+        return "any"
+    ref = schema.get("$ref")
+    if isinstance(ref, str):
+        return ref.rsplit("/", 1)[-1]
+    kind = schema.get("type")
+    if kind == "array":
+        return _type_name(schema.get("items")) + "[]"
+    if isinstance(kind, list):
+        return "|".join(str(k) for k in kind)
+    if isinstance(kind, str):
+        return kind
+    if "enum" in schema:
+        return "enum"
+    for key in ("anyOf", "oneOf"):
+        if isinstance(schema.get(key), list):
+            return "|".join(_type_name(s) for s in schema[key])
+    return "any"
 
 
 def _markdown_cell(text: str) -> str:

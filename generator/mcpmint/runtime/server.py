@@ -230,6 +230,17 @@ def _with_any_port(value: str) -> list[str]:
     return [value] if has_port else [value, f"{value}:*"]
 
 
+def _version_line(catalog: Catalog) -> str:
+    """`NAME VERSION (API version V)`: the installed distribution's version, when installed."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    api = f"API version {catalog.server.version or '?'}"
+    try:
+        return f"{catalog.server.name} {version(catalog.server.name)} ({api})"
+    except PackageNotFoundError:
+        return f"{catalog.server.name} ({api}), run from its source tree: not installed"
+
+
 def main(
     catalog: Catalog,
     argv: list[str] | None = None,
@@ -245,12 +256,26 @@ def main(
     """
     environ = with_settings(catalog, os.environ if environ is None else environ)
     prog = catalog.server.name
-    parser = argparse.ArgumentParser(prog=prog, description=f"MCP server {prog}")
-    parser.add_argument("--transport", choices=("stdio", "http"), default="stdio")
+    prefix = catalog.server.env_prefix
+    parser = argparse.ArgumentParser(
+        prog=prog,
+        description=f"The MCP server {prog}, for {catalog.server.title or prog} (API version "
+        f"{catalog.server.version or 'unknown'}).",
+        epilog=f"Settings are environment variables: {prefix}_BASE_URL (the upstream API), "
+        f"its credentials, {prefix}_AUTH for inbound auth over HTTP, and more; REFERENCE.md "
+        "lists every one.",
+    )
+    parser.add_argument("--version", action="version", version=_version_line(catalog))
+    parser.add_argument(
+        "--transport",
+        choices=("stdio", "http"),
+        default="stdio",
+        help="stdio (default), or streamable HTTP at http://HOST:PORT/mcp",
+    )
     parser.add_argument(
         "--host",
         default="127.0.0.1",
-        help="HTTP only; a non-loopback address requires inbound auth (<PREFIX>_AUTH=jwt)",
+        help=f"HTTP only; a non-loopback address requires inbound auth ({prefix}_AUTH=jwt)",
     )
     parser.add_argument("--port", type=int, default=8000, help="HTTP only")
     parser.add_argument(

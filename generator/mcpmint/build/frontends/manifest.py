@@ -24,6 +24,7 @@ from mcpmint import ir, refs
 from mcpmint.build import naming
 from mcpmint.build.frontends import common
 from mcpmint.build.frontends.openapi import BuildOptions
+from mcpmint.build.namespaces import default_namespace
 from mcpmint.build.schema import SchemaConverter
 from mcpmint.build.text import clean_text, instruction_like, one_line
 from mcpmint.config import check_schema
@@ -100,9 +101,7 @@ class _Builder:
 
     def build(self) -> ir.Server:
         data = self.data
-        namespace = self.options.namespace or str(
-            data.get("namespace") or naming.namespace_from_title(self.doc.path.stem)
-        )
+        namespace = self.options.namespace or default_namespace(data, self.doc.path)
         title = one_line(str(data.get("title") or namespace))
         schemes = self.security_schemes(namespace.upper())
         known = {s.name for s in schemes}

@@ -24,6 +24,7 @@ from mcpmint import ir, refs
 from mcpmint.build import naming, servers_check
 from mcpmint.build.compact import OUTPUT_SCHEMA_MAX_BYTES, compact
 from mcpmint.build.frontends import common
+from mcpmint.build.namespaces import default_namespace
 from mcpmint.build.sample import sample_instance
 from mcpmint.build.schema import SchemaConverter, SchemaRoot
 from mcpmint.build.text import clean_text, instruction_like, one_line
@@ -165,7 +166,7 @@ class _Builder:
         info = self.data.get("info") if isinstance(self.data.get("info"), Mapping) else {}
         assert isinstance(info, Mapping)
         title = one_line(str(info.get("title") or "API"))
-        namespace = self.options.namespace or naming.namespace_from_title(title)
+        namespace = self.options.namespace or default_namespace(self.data, self.doc.path)
         security_schemes = self.security_schemes(namespace.upper())
         operations = self.operations()
         tools = self.tools(namespace, operations, {s.name for s in security_schemes})
@@ -660,8 +661,7 @@ class _Builder:
         if args.required:
             input_root["required"] = args.required
         input_schema = inputs.finish(input_root)
-        example = _complete_example(args.example, input_schema) if args.example else {}
-        examples = self.checked_examples(input_schema, [example] if example else [], op.pointer)
+        examples = self.checked_examples(input_schema, args) if args.example else ()
         if examples:
             input_schema["examples"] = list(examples)
         output_schema, wrap, accept = self.response(op)
@@ -779,7 +779,13 @@ class _Builder:
             if description and "description" not in schema:
                 schema["description"] = description
             is_required = location == "path" or param.get("required") is True
-            args.add(argument, schema, is_required, _first_example(param))
+            args.add(
+                argument,
+                schema,
+                is_required,
+                _first_example(param),
+                (f"the example of {location} parameter {wire!r}", _example_pointer(param, pointer)),
+            )
             explode = param.get("explode")
             result.append(
                 ir.Parameter(
@@ -866,6 +872,8 @@ class _Builder:
         else:
             schema = inputs.convert(media_node.get("schema", {}), schema_pointer)
         body_example = _media_example(media_node) if not raw else _MISSING
+        body_origin = refs.join(pointer, "content", media)
+        example_at = _example_pointer(media_node, body_origin) if not raw else body_origin
         flat = _flattenable(schema) and (body_required or not schema.get("required"))
         if not flat:
             if essence == _MULTIPART_MEDIA:
@@ -876,7 +884,13 @@ class _Builder:
                     "description": (str(schema.get("description") or "") + also).strip(),
                 }
             argument = args.name("body", "request_body")
-            args.add(argument, schema, body_required, body_example)
+            args.add(
+                argument,
+                schema,
+                body_required,
+                body_example,
+                ("the request body's example", example_at),
+            )
             return True, ir.Body(media, body_required, argument, (), _encoding(media_node))
         mapping: list[tuple[str, str]] = []
         body_required_props = schema.get("required", [])
@@ -890,7 +904,13 @@ class _Builder:
                 prop_schema = _file_schema(prop_schema)
                 if prop_schema.get("properties") is _FILE_SCHEMA["properties"]:
                     value = _MISSING  # an example of a binary string is no file object
-            args.add(argument, prop_schema, wire in body_required_props, value)
+            args.add(
+                argument,
+                prop_schema,
+                wire in body_required_props,
+                value,
+                (f"property {wire!r} of the request body's example", refs.join(example_at, wire)),
+            )
             mapping.append((argument, wire))
         encoding = _encoding(media_node)
         return True, ir.Body(media, body_required, None, tuple(sorted(mapping)), encoding)
@@ -934,22 +954,33 @@ class _Builder:
         return None, None, ""
 
     def checked_examples(
-        self, schema: dict[str, Any], candidates: list[dict[str, Any]], pointer: str
+        self, schema: dict[str, Any], args: _Arguments
     ) -> tuple[dict[str, Any], ...]:
+        """The tool's example: the spec's example values of its arguments, and sampled values
+        for required arguments without one. A value of the spec's that does not fit its
+        argument's schema is a warning located at that value, naming it as the spec does (not
+        by the argument name mcpmint chose), and is left out; when a value mcpmint sampled does
+        not fit, the tool has no example (nothing the spec's author can change: no warning)."""
         validator = Draft202012Validator(schema)
-        kept = []
-        for candidate in candidates:
+        given = dict(args.example)
+        while True:
+            candidate = _complete_example(given, schema)
             error = next(iter(validator.iter_errors(candidate)), None)
             if error is None:
-                kept.append(candidate)
-            else:
-                where = "/".join(str(p) for p in error.absolute_path) or "(arguments)"
-                self.sink.warning(
-                    self.locate(pointer),
-                    f"the spec's example does not match the tool's schema at {where}: "
-                    f"{one_line(error.message, 200)}; it is left out",
-                )
-        return tuple(kept)
+                return (candidate,) if candidate else ()
+            path = list(error.absolute_path)
+            argument = path[0] if path and path[0] in given else None
+            if argument is None:  # a sampled value, or the object as a whole
+                return ()
+            what, pointer = args.origin[str(argument)]
+            inside = "/".join(str(p) for p in path[1:])
+            self.sink.warning(
+                self.locate(pointer),
+                f"{what} does not match its schema{f' at {inside}' if inside else ''}: "
+                f"{one_line(error.message, 200)}; the tool's example leaves it out",
+                "correct the example, or its schema",
+            )
+            del given[argument]
 
 
 _MISSING: Any = object()
@@ -962,18 +993,28 @@ class _Arguments:
     properties: dict[str, Any] = field(default_factory=dict)
     required: list[str] = field(default_factory=list)
     example: dict[str, Any] = field(default_factory=dict)
+    # Where each example value is in the spec: (what it is, its JSON pointer).
+    origin: dict[str, tuple[str, str]] = field(default_factory=dict)
     taken: set[str] = field(default_factory=set)
 
     def name(self, wanted: str, on_clash: str) -> str:
         """`wanted`, or `on_clash` when another argument has it already (then made unique)."""
         return naming.unique(wanted if wanted not in self.taken else on_clash, self.taken)
 
-    def add(self, name: str, schema: dict[str, Any], required: bool, example: Any) -> None:
+    def add(
+        self,
+        name: str,
+        schema: dict[str, Any],
+        required: bool,
+        example: Any,
+        origin: tuple[str, str],
+    ) -> None:
         self.properties[name] = schema
         if required:
             self.required.append(name)
         if example is not _MISSING:
             self.example[name] = example
+            self.origin[name] = origin
 
 
 def override_examples(
@@ -1007,6 +1048,18 @@ def _first_example(node: Mapping[str, Any]) -> Any:
     if isinstance(schema, Mapping) and "example" in schema:
         return schema["example"]
     return _MISSING
+
+
+def _example_pointer(node: Mapping[str, Any], pointer: str) -> str:
+    """Where `_first_example(node)` found its value, `node` being at `pointer`."""
+    if "example" in node:
+        return refs.join(pointer, "example")
+    examples = node.get("examples")
+    if isinstance(examples, Mapping):
+        for key, entry in examples.items():
+            if isinstance(entry, Mapping) and "value" in entry:
+                return refs.join(pointer, "examples", str(key), "value")
+    return refs.join(pointer, "schema", "example")
 
 
 def _complete_example(example: dict[str, Any], schema: Mapping[str, Any]) -> dict[str, Any]:

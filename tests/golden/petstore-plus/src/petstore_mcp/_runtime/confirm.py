@@ -242,7 +242,7 @@ class Confirmer:
             return error_result(
                 f"The tool {tool.name} needs the user's confirmation, and this client cannot "
                 "ask the user (it did not declare the MCP elicitation capability, or this "
-                "connection cannot carry server requests). Refused; " + _REFUSED
+                "connection cannot carry server requests), so the call is refused. " + _REFUSED
             )
         digest = argument_digest(tool.name, arguments)
         if is_version_at_least(str(ctx.protocol_version), MODERN_ERA):
