@@ -30,7 +30,8 @@ from mcpmint.write.cache import CACHE_DIR, KEEP, StageCache, cache_key
 
 from .support import REPO, mcpmint
 
-PETSTORE = REPO / "specs" / "petstore-plus.yaml"
+SPECS = REPO / "specs"
+PETSTORE = SPECS / "petstore-plus.yaml"
 GITHUB = REPO.parent / "shared" / "corpus" / "github.json"
 
 
@@ -127,6 +128,43 @@ def test_a_spec_edit_and_its_undoing_give_the_bytes_of_cold_runs(tmp_path: Path,
     assert tree_digest(out) == expected_original
     # The cache keeps what the runs made: the models and the findings of both versions.
     assert [name.split("-")[0] for name in entries(out, "validate")] == ["validate"] * 2
+
+
+GOLDEN_SPECS = {
+    "petstore": SPECS / "petstore.yaml",
+    "petstore-v2": SPECS / "petstore-v2.yaml",
+    "wire-plan-3.1": SPECS / "wire-plan-3.1" / "oas31.yaml",
+    "internal-tools": SPECS / "internal-tools.yaml",
+    "mixed": SPECS / "mixed" / "mcpmint.yaml",
+}
+
+
+@pytest.mark.parametrize("name", GOLDEN_SPECS)
+def test_a_run_from_the_cache_gives_the_cold_runs_bytes_for_every_golden_spec(
+    tmp_path: Path, name: str
+) -> None:
+    """The pipeline run again over its own output (every stage cache and tool memo hit)
+    writes nothing and leaves the cold run's bytes, for OpenAPI 3.0, 3.1, Swagger 2.0, a
+    manifest and a multi-source config."""
+    spec = GOLDEN_SPECS[name]
+    folder = tmp_path / "project"
+    shutil.copytree(spec.parent, folder)
+    source: Any = folder / spec.name
+    if spec.name == "mcpmint.yaml":
+        shutil.copy(SPECS / "petstore.yaml", tmp_path / "petstore.yaml")  # its other source
+        source = load_config(folder / spec.name, DiagnosticSink())
+    out = tmp_path / "out"
+    sink = DiagnosticSink()
+    generate(source, GenerateOptions(output=out), sink)
+    assert not sink.has_errors, [d.render() for d in sink.errors]
+    cold_bytes = tree_digest(out)
+    if name != "internal-tools":  # a manifest is neither validated nor built from a memo
+        assert entries(out, "tools", "validate")  # the cache was filled
+    again = DiagnosticSink()
+    report = generate(source, GenerateOptions(output=out), again)
+    assert not report.written and not report.removed
+    assert tree_digest(out) == cold_bytes
+    assert [d.render() for d in again] == [d.render() for d in sink]
 
 
 def _config_run(folder: Path, config_text: str) -> dict[str, str]:
