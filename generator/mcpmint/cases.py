@@ -11,14 +11,19 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlsplit
 
 from . import ir
 from .diagnostics import DiagnosticSink
+from .frontends.manifest import is_manifest
+from .frontends.swagger2 import convert
+from .load import RawDocument
 from .lock import digest
-from .render import catalog, tool_definition
+from .render import catalog, converted_file, dump_json, spec_folder, tool_definition
 from .runtime.catalog import CatalogError, Tool, load_catalog
 from .runtime.request import ArgumentError, build_request
 from .sample import sample_instance
@@ -39,6 +44,7 @@ _WRONG_VALUE = {
     "object": "not an object",
 }
 _SECRET_ROLES = ("value", "token", "username", "password")
+_SPEC_SUFFIXES = (".json", ".yaml", ".yml")
 
 
 def test_environment(server: ir.Server) -> dict[str, str]:
@@ -77,7 +83,7 @@ def build_cases(server: ir.Server, sink: DiagnosticSink) -> dict[str, Any]:
     # What a tool's case reads besides the tool: the server's settings (base URLs, security
     # schemes, variables), never another tool. With the tool memo (toolmemo.py), a tool the
     # memo gave has the case it had, unless those settings changed.
-    context = digest_of(replace(server, tools=(), cut_outputs=()))
+    context = digest_of(replace(server, tools=(), cut_outputs=(), specs=()))
     calls: dict[str, Any] = {}
     rejections: dict[str, Any] = {}
     unsampled: list[str] = []
@@ -111,6 +117,18 @@ def build_cases(server: ir.Server, sink: DiagnosticSink) -> dict[str, Any]:
         "rejections": rejections,
         "unsampled": unsampled,
         "upstreamOrigin": _origin(base_url),
+        # What the generated tests judge requests and confirmations by (oracle below).
+        "oracle": _oracle(server),
+        "confirmationPolicy": server.confirmation_policy,
+        # Tools whose confirmation the operator's own files set (an mcpmint.yaml override,
+        # a manifest tool's fields): the rule is theirs, not the method's.
+        "confirmationSetByOperator": {
+            tool.name: tool.confirmation
+            for tool in server.tools
+            if tool.operator_confirmation and tool.name in calls
+        },
+        # One tool of each kind the upstream's failures are tried on (`_kinds`).
+        "errorKinds": _kinds(server, calls),
         # Tools whose calls wait for the user's yes (docs/safety.md), among those with a call.
         "confirmationRequired": sorted(
             name for name in calls if calls[name]["confirmation"] == "required"
@@ -151,7 +169,9 @@ def _case(
             "the generated tests leave it out",
         )
         return case
-    headers = {k.lower(): v for k, v in prepared.headers if k.lower() == "content-type"}
+    # Every header the request carries besides the HTTP client's own (`Host`, ...): the
+    # generated test refuses any other (and its oracle, any the spec does not declare).
+    headers = {k.lower(): v for k, v in prepared.headers}
     query, credential_headers = _credentials(server, tool, environ)
     headers.update(credential_headers)
     url = prepared.url
@@ -160,6 +180,10 @@ def _case(
     case["call"] = {
         "arguments": arguments,
         "confirmation": tool.confirmation,
+        # Where the spec describes the operation (its JSON pointer in the shipped spec), for
+        # the oracle; None for a manifest's tool (no OpenAPI document describes it).
+        "operation": tool.source if _has_spec(server, tool) else None,
+        "upstream": tool.upstream,
         "request": {
             "method": prepared.method,
             "url": url,
@@ -171,6 +195,81 @@ def _case(
         "responseText": _text_response(tool),
     }
     return case
+
+
+def spec_source(document: RawDocument, upstream: str, sink: DiagnosticSink) -> ir.SpecSource | None:
+    """An OpenAPI source's files as the package ships them (`tests/spec/`), or None for a
+    tool manifest, or files that cannot be shipped as plain data (said in a warning)."""
+    if is_manifest(document.data):
+        return None
+    files = []
+    for path in document.files:
+        real = Path(os.path.realpath(path))
+        try:
+            relative = real.relative_to(document.root).as_posix()
+        except ValueError:  # the loader reads nothing outside the root: never here
+            relative = ""
+        if not relative or real.suffix.lower() not in _SPEC_SUFFIXES:
+            sink.warning(
+                str(path),
+                "this file of the spec is not shipped in the package (only .json, .yaml and "
+                ".yml files are, as data); its generated tests check requests without the spec",
+                "name the spec's files with a .json, .yaml or .yml suffix",
+            )
+            return None
+        try:
+            text = real.read_text(encoding="utf-8-sig")
+        except (OSError, UnicodeDecodeError):  # read already by the loader; changed since
+            return None
+        files.append((relative, text))
+    entry = files[0][0]
+    converted = ""
+    if document.data.get("swagger") is not None:  # 2.0: the oracle reads OpenAPI 3 only
+        converted = dump_json(convert(document.data))
+    return ir.SpecSource(upstream=upstream, entry=entry, files=tuple(files), converted=converted)
+
+
+def _has_spec(server: ir.Server, tool: ir.Tool) -> bool:
+    return any(spec.upstream == tool.upstream for spec in server.specs)
+
+
+def _oracle(server: ir.Server) -> dict[str, Any]:
+    """For each OpenAPI source (by upstream): the document the oracle reads, relative to
+    `tests/`, and the server URL to read it with when the spec names no absolute one (the
+    tests' fallback base URL then stands for the operator's)."""
+    found = {}
+    for spec in server.specs:
+        base = server.base_url
+        for upstream in server.upstreams:
+            if upstream.name == spec.upstream:
+                base = upstream.base_url
+        document = f"{spec_folder(spec)}/{spec.entry}"
+        found[spec.upstream] = {
+            "document": converted_file(spec) if spec.converted else document,
+            "server": None if base else FALLBACK_BASE_URL,
+        }
+    return found
+
+
+def _kinds(server: ir.Server, calls: dict[str, Any]) -> list[str]:
+    """The first tool (by name) of each kind that an upstream failure may be handled
+    differently for: confirmed or not, with a body or not, text or JSON answer, output
+    schema (none, wrapped, an object), upstream."""
+    kinds: dict[tuple[Any, ...], str] = {}
+    tools = {tool.name: tool for tool in server.tools}
+    for name in sorted(calls):
+        tool = tools[name]
+        assert tool.request is not None  # a call is an HTTP tool's
+        kind = (
+            tool.confirmation,
+            tool.request.body is not None,
+            calls[name]["responseText"],
+            tool.output_schema is None,
+            tool.output_wrap is not None,
+            tool.upstream,
+        )
+        kinds.setdefault(kind, name)
+    return sorted(kinds.values())
 
 
 def _base_url(server: ir.Server, tool: ir.Tool) -> str:

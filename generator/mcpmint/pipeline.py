@@ -16,7 +16,7 @@ from typing import Any
 from . import ir
 from .background import second_process, warm_up
 from .cache import CACHE_DIR, Memo, StageCache, cache_key
-from .cases import build_cases
+from .cases import build_cases, spec_source
 from .config import CONFIG_NAMES, Config, Source, find_config, scaffold_text
 from .diagnostics import Aborted, DiagnosticSink
 from .format import Formatter, format_tree
@@ -164,6 +164,7 @@ def build_with_inputs(
     source = config.source if config is not None else None
     server, document = _build_source(spec, sink, options, root, source, cache, deferred, attempt)
     files = document.files
+    specs = [spec_source(document, "", sink)]
     if config is not None and len(config.sources) > 1:  # several sources, one server
         parts = [Part(config.sources[0], server, document)]
         for other in config.sources[1:]:
@@ -172,9 +173,16 @@ def build_with_inputs(
                 other.spec, sink, other_options, other.root, other, cache, deferred
             )
             parts.append(Part(other, built, other_document))
+            specs.append(spec_source(other_document, built.namespace, sink))
         server = merge_sources(parts, sink)
         _stop_on_errors(sink)
         files = tuple(dict.fromkeys(f for part in parts for f in part.document.files))
+    # What the generated tests judge the tools by (cases.py): the specs and the policy.
+    server = replace(
+        server,
+        confirmation_policy=options.confirmation,
+        specs=tuple(found for found in specs if found is not None),
+    )
     if not server.tools and (server.resources or server.prompts or is_manifest(document.data)):
         sink.error(
             document.locate("#/tools") if is_manifest(document.data) else spec.as_posix(),
