@@ -10,12 +10,15 @@ package's runtime, catalogue or validation drift from what the generator saw.
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import os
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlsplit
+
+from jsonschema import Draft202012Validator
 
 from . import ir
 from .diagnostics import DiagnosticSink
@@ -85,6 +88,7 @@ def build_cases(server: ir.Server, sink: DiagnosticSink) -> dict[str, Any]:
     # memo gave has the case it had, unless those settings changed.
     context = digest_of(replace(server, tools=(), cut_outputs=(), specs=()))
     calls: dict[str, Any] = {}
+    wide_calls: dict[str, Any] = {}  # the same tools called with every argument (`_wide`)
     rejections: dict[str, Any] = {}
     unsampled: list[str] = []
     listed: dict[str, str | None] = {}  # tool name -> its tools/list definition's digest
@@ -103,6 +107,8 @@ def build_cases(server: ir.Server, sink: DiagnosticSink) -> dict[str, Any]:
         listed[tool.name] = case["listed"]
         if case["call"] is not None:
             calls[tool.name] = case["call"]
+        if case.get("wide") is not None:
+            wide_calls[tool.name] = case["wide"]
         elif not tool.handler:
             unsampled.append(tool.name)
     return {
@@ -114,6 +120,7 @@ def build_cases(server: ir.Server, sink: DiagnosticSink) -> dict[str, Any]:
             *({"name": tool.name, "sha256": listed[tool.name]} for tool in listed_tools),
         ],
         "calls": calls,
+        "wideCalls": wide_calls,
         "rejections": rejections,
         "unsampled": unsampled,
         "upstreamOrigin": _origin(base_url),
@@ -159,9 +166,7 @@ def _case(
     if tool.handler or arguments is None:
         return case  # a handler has no request to check; hooks.py answers it
     try:
-        prepared = build_request(
-            runtime_tool, arguments, _base_url(server, tool), boundary=CASES_BOUNDARY
-        )
+        case["call"] = _call(server, tool, runtime_tool, arguments, environ)
     except ArgumentError as exc:
         sink.warning(
             tool.source,
@@ -169,6 +174,25 @@ def _case(
             "the generated tests leave it out",
         )
         return case
+    wide = _wide(tool, arguments)
+    # A sample a request cannot carry (ArgumentError): the first call stands alone.
+    with contextlib.suppress(ArgumentError):
+        if wide is not None:
+            case["wide"] = _call(server, tool, runtime_tool, wide, environ)
+    return case
+
+
+def _call(
+    server: ir.Server,
+    tool: ir.Tool,
+    runtime_tool: Tool,
+    arguments: dict[str, Any],
+    environ: dict[str, str],
+) -> dict[str, Any]:
+    """A call of `tool` with `arguments`, the request it must send, the answer it gets."""
+    prepared = build_request(
+        runtime_tool, arguments, _base_url(server, tool), boundary=CASES_BOUNDARY
+    )
     # Every header the request carries besides the HTTP client's own (`Host`, ...): the
     # generated test refuses any other (and its oracle, any the spec does not declare).
     headers = {k.lower(): v for k, v in prepared.headers}
@@ -177,7 +201,7 @@ def _case(
     url = prepared.url
     if query:
         url += ("&" if "?" in url else "?") + "&".join(query)
-    case["call"] = {
+    return {
         "arguments": arguments,
         "confirmation": tool.confirmation,
         # Where the spec describes the operation (its JSON pointer in the shipped spec), for
@@ -194,7 +218,33 @@ def _case(
         # Sent as text/plain, not as JSON: a bare JSON string must still go as JSON.
         "responseText": _text_response(tool),
     }
-    return case
+
+
+def _wide(tool: ir.Tool, arguments: dict[str, Any]) -> dict[str, Any] | None:
+    """`arguments` with every optional argument added and every array of fewer than two
+    items given two (what an example or a minimal sample leaves out is where a request is
+    built wrongly unseen: an optional header, `explode` on a list), when that differs from
+    `arguments` and is valid; else None. Top-level arguments only: the parameters and a
+    body's members."""
+    if tool.nulls_absent:  # strict-mode schemas: every argument is there already
+        return None
+    schema, defs = tool.input_schema, tool.input_schema.get("$defs")
+    wide = dict(arguments)
+    for name, node in sorted(schema.get("properties", {}).items()):
+        value = wide.get(name)
+        if name in wide and not (isinstance(value, list) and len(value) < 2):
+            continue
+        if isinstance(node, dict) and node.get("type") == "array":
+            node = {**node, "minItems": max(2, node.get("minItems", 0))}
+        elif isinstance(node, dict) and node.get("properties"):  # its members, not {}
+            node = {**node, "minProperties": len(node["properties"])}
+        ok, sampled = sample_instance(node, defs)
+        if ok:
+            wide[name] = sampled
+    wide = json.loads(json.dumps(wide, sort_keys=True))
+    if wide == arguments or not Draft202012Validator(schema).is_valid(wide):
+        return None
+    return dict(wide)
 
 
 def spec_source(document: RawDocument, upstream: str, sink: DiagnosticSink) -> ir.SpecSource | None:
