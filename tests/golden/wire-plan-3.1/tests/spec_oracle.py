@@ -27,6 +27,9 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 
 import httpx2
 from jsonschema_path import SchemaPath
+from openapi_core.casting.schemas.casters import SchemaCaster
+from openapi_core.casting.schemas.exceptions import CastError
+from openapi_core.casting.schemas.factories import SchemaCastersFactory
 from openapi_core.datatypes import RequestParameters
 from openapi_core.deserializing.styles import StyleDeserializersFactory, style_deserializers
 from openapi_core.deserializing.styles.deserializers import StyleDeserializer
@@ -37,6 +40,7 @@ from openapi_core.unmarshalling.request.unmarshallers import (
     V31RequestUnmarshaller,
     V32RequestUnmarshaller,
 )
+from openapi_core.validation.schemas.datatypes import FormatValidatorsDict
 from werkzeug.datastructures import Headers, ImmutableMultiDict
 
 HERE = Path(__file__).parent
@@ -152,6 +156,56 @@ _STYLES = {
 }
 
 
+class _Caster(SchemaCaster):
+    """openapi-core's text-to-type caster, but for a 3.1 schema whose `type` is a list
+    (its own reads the type as a string and fails on `[string, "null"]`), and for one with
+    no `type` whose `enum` or `const` values all have one (its own leaves the text)."""
+
+    def cast(self, value: Any) -> Any:
+        if value is None:
+            return value
+        kind = (self.schema / "type").read_value() if "type" in self.schema else None
+        if kind is None:
+            kind = _type_of_values(self.schema)
+        if isinstance(kind, list):
+            types = [item for item in kind if item != "null"]
+            kind = types[0] if len(types) == 1 else types
+        try:
+            return self.get_type_caster(kind)(value)
+        except (ValueError, TypeError) as exc:
+            raise CastError(value, str(kind)) from exc
+
+
+def _type_of_values(schema: SchemaPath) -> str | None:
+    """The JSON type every `enum` (or the `const`) value of an untyped schema has."""
+    values = (schema / "enum").read_value() if "enum" in schema else None
+    if "const" in schema:
+        values = [(schema / "const").read_value()]
+    if not isinstance(values, list) or not values:
+        return None
+    if all(isinstance(v, bool) for v in values):
+        return "boolean"
+    if all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+        return "integer"
+    if all(isinstance(v, int | float) and not isinstance(v, bool) for v in values):
+        return "number"
+    return None
+
+
+class _Casters(SchemaCastersFactory):
+    def create(
+        self,
+        spec: SchemaPath,
+        schema: SchemaPath,
+        format_validators: FormatValidatorsDict | None = None,
+        extra_format_validators: FormatValidatorsDict | None = None,
+    ) -> SchemaCaster:
+        validator = self.schema_validators_factory.create(
+            spec, schema, format_validators, extra_format_validators
+        )
+        return _Caster(schema, validator, self.types_caster)
+
+
 class _StyleReaders(StyleDeserializersFactory):
     """openapi-core's, but for a 3.1 schema whose `type` is a list (`[string, "null"]`),
     which its own reads as a string and fails on."""
@@ -184,10 +238,15 @@ def oracle(upstream: str) -> tuple[SchemaPath, APICallRequestUnmarshaller]:
         spec = SchemaPath.from_dict(data, base_uri=path.as_uri())
     version = str((spec / "openapi").read_str())
     kind = _READERS[version[:3]]
-    readers = _StyleReaders(kind.schema_casters_factory, _STYLES)
-    return spec, kind(
-        spec, style_deserializers_factory=readers, extra_format_unmarshallers=_AS_SENT
+    given = kind.schema_casters_factory
+    casters = _Casters(given.schema_validators_factory, given.types_caster)
+    reader = kind(
+        spec,
+        schema_casters_factory=casters,
+        style_deserializers_factory=_StyleReaders(casters, _STYLES),
+        extra_format_unmarshallers=_AS_SENT,
     )
+    return spec, reader
 
 
 class SentRequest:
@@ -383,7 +442,9 @@ def _values(
         read = getattr(result.parameters, where)
         key = _argument(left, name, where)
         if not _present(sent, where, name, node):
-            if key is not None:
+            if key is not None and left[key] in ([], {}):
+                left.pop(key)  # an exploded empty list or object is sent as nothing
+            elif key is not None:
                 problems.append(f"argument {key} is not sent as the {where} parameter {name}")
             continue
         if key is None:
