@@ -38,7 +38,15 @@ class QueryDeepArguments(BaseModel):
     filter: QueryDeepArgumentsFilter
 
 
-class QueryDelimitedArgumentsPipedObj(BaseModel):
+class QueryDelimitedArguments(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    piped: list[int]
+    spaced: list[str]
+
+
+class QueryDelimitedObjectsArgumentsPipedObj(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
     )
@@ -46,7 +54,7 @@ class QueryDelimitedArgumentsPipedObj(BaseModel):
     w: int
 
 
-class QueryDelimitedArgumentsSpacedObj(BaseModel):
+class QueryDelimitedObjectsArgumentsSpacedObj(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
     )
@@ -54,14 +62,12 @@ class QueryDelimitedArgumentsSpacedObj(BaseModel):
     r: int
 
 
-class QueryDelimitedArguments(BaseModel):
+class QueryDelimitedObjectsArguments(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
     )
-    piped: list[int]
-    pipedObj: QueryDelimitedArgumentsPipedObj
-    spaced: list[str]
-    spacedObj: QueryDelimitedArgumentsSpacedObj
+    pipedObj: QueryDelimitedObjectsArgumentsPipedObj
+    spacedObj: QueryDelimitedObjectsArgumentsSpacedObj
 
 
 class QueryFormArgumentsObj(BaseModel):
@@ -163,6 +169,7 @@ ARGUMENTS: dict[str, type[BaseModel]] = {
     "styles_path_simple": PathSimpleArguments,
     "styles_query_deep": QueryDeepArguments,
     "styles_query_delimited": QueryDelimitedArguments,
+    "styles_query_delimited_objects": QueryDelimitedObjectsArguments,
     "styles_query_form": QueryFormArguments,
 }
 
