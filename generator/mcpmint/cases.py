@@ -190,6 +190,7 @@ def _call(
     environ: dict[str, str],
 ) -> dict[str, Any]:
     """A call of `tool` with `arguments`, the request it must send, the answer it gets."""
+    assert tool.request is not None  # an HTTP tool's
     prepared = build_request(
         runtime_tool, arguments, _base_url(server, tool), boundary=CASES_BOUNDARY
     )
@@ -197,6 +198,8 @@ def _call(
     # generated test refuses any other (and its oracle, any the spec does not declare).
     headers = {k.lower(): v for k, v in prepared.headers}
     query, credential_headers = _credentials(server, tool, environ)
+    if "cookie" in headers and "cookie" in credential_headers:
+        credential_headers["cookie"] = headers["cookie"] + "; " + credential_headers["cookie"]
     headers.update(credential_headers)
     url = prepared.url
     if query:
@@ -206,7 +209,9 @@ def _call(
         "confirmation": tool.confirmation,
         # Where the spec describes the operation (its JSON pointer in the shipped spec), for
         # the oracle; None for a manifest's tool (no OpenAPI document describes it).
-        "operation": tool.source if _has_spec(server, tool) else None,
+        "operation": _operation(tool.request.path, prepared.method)
+        if _has_spec(server, tool)
+        else None,
         "upstream": tool.upstream,
         "request": {
             "method": prepared.method,
@@ -218,6 +223,12 @@ def _call(
         # Sent as text/plain, not as JSON: a bare JSON string must still go as JSON.
         "responseText": _text_response(tool),
     }
+
+
+def _operation(path: str, method: str) -> str:
+    """The JSON pointer of the operation at `path` and `method` in the spec's `paths` (where
+    the oracle finds it, whether the path item is written there or `$ref`'d)."""
+    return "#/paths/" + path.replace("~", "~0").replace("/", "~1") + "/" + method.lower()
 
 
 def _wide(tool: ir.Tool, arguments: dict[str, Any]) -> dict[str, Any] | None:
@@ -239,7 +250,10 @@ def _wide(tool: ir.Tool, arguments: dict[str, Any]) -> dict[str, Any] | None:
         elif isinstance(node, dict) and node.get("properties"):  # its members, not {}
             node = {**node, "minProperties": len(node["properties"])}
         ok, sampled = sample_instance(node, defs)
-        if ok:
+        # The default (often "", which a query may not carry) says nothing the upstream
+        # would not assume.
+        default = node.get("default", ...) if isinstance(node, dict) else ...
+        if ok and sampled != "" and sampled != default:
             wide[name] = sampled
     wide = json.loads(json.dumps(wide, sort_keys=True))
     if wide == arguments or not Draft202012Validator(schema).is_valid(wide):
@@ -333,18 +347,23 @@ def _base_url(server: ir.Server, tool: ir.Tool) -> str:
 def _credentials(
     server: ir.Server, tool: ir.Tool, environ: dict[str, str]
 ) -> tuple[list[str], dict[str, str]]:
-    """Where the test credentials of the tool's first security alternative must appear.
+    """Where the test credentials of the tool's first security alternative must appear
+    (query pairs, and headers; an API key in a cookie as a "cookie" header's pairs, which
+    go after the cookie parameters').
 
     The generated tests set every credential variable, so the runtime picks the first
-    alternative; cookies are left out (they share one header with cookie parameters).
+    alternative.
     """
     schemes = {scheme.name: scheme for scheme in server.security_schemes}
     query: list[str] = []
     headers: dict[str, str] = {}
+    cookies: list[str] = []
     for use in tool.security[0] if tool.security else ():
         scheme = schemes[use.scheme]
         env = dict(scheme.env)
-        if scheme.type == "apiKey" and scheme.location == "query":
+        if scheme.type == "apiKey" and scheme.location == "cookie":
+            cookies.append(f"{scheme.parameter}={quote(environ[env['value']], safe='')}")
+        elif scheme.type == "apiKey" and scheme.location == "query":
             value = environ[env["value"]]
             query.append(f"{quote(scheme.parameter, safe='')}={quote(value, safe='')}")
         elif scheme.type == "apiKey" and scheme.location == "header":
@@ -354,6 +373,8 @@ def _credentials(
             headers["authorization"] = "Basic " + base64.b64encode(pair.encode()).decode()
         elif "token" in env:
             headers["authorization"] = f"Bearer {environ[env['token']]}"
+    if cookies:
+        headers["cookie"] = "; ".join(cookies)
     return query, headers
 
 
