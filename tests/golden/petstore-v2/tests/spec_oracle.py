@@ -31,6 +31,7 @@ from openapi_core.casting.schemas.casters import SchemaCaster
 from openapi_core.casting.schemas.exceptions import CastError
 from openapi_core.casting.schemas.factories import SchemaCastersFactory
 from openapi_core.datatypes import RequestParameters
+from openapi_core.deserializing.media_types.util import data_form_loads
 from openapi_core.deserializing.styles import StyleDeserializersFactory, style_deserializers
 from openapi_core.deserializing.styles.deserializers import StyleDeserializer
 from openapi_core.templating.paths.finders import APICallPathFinder
@@ -44,15 +45,30 @@ from openapi_core.validation.schemas.datatypes import FormatValidatorsDict
 from werkzeug.datastructures import Headers, ImmutableMultiDict
 
 HERE = Path(__file__).parent
+_IGNORED_HEADERS = frozenset({"accept", "content-type", "authorization"})
 CASES: dict[str, Any] = json.loads((HERE / "generated_cases.json").read_text(encoding="utf-8"))
 # What the HTTP client adds on its own; every other header is one the spec declares.
 TRANSPORT_HEADERS = frozenset(
     {"host", "accept", "accept-encoding", "connection", "user-agent", "content-length"}
 )
-# Formats read as the text that was sent, so that values compare with the arguments.
-_AS_SENT: dict[str, Callable[[Any], Any]] = {
-    name: str for name in ("date", "date-time", "time", "uuid", "byte", "uri", "email")
-}
+
+
+class _AsSent(dict[str, Callable[[Any], Any]]):
+    """Every format read as the text that was sent, so that values compare with the
+    arguments; and a format openapi-core does not know is no error (its issue 515)."""
+
+    def __contains__(self, key: object) -> bool:
+        return True
+
+    def __getitem__(self, key: str) -> Callable[[Any], Any]:
+        return _same
+
+
+def _same(value: Any) -> Any:
+    return value
+
+
+_AS_SENT = _AsSent()
 _READERS: dict[str, type[APICallRequestUnmarshaller]] = {
     "3.0": V30RequestUnmarshaller,
     "3.1": V31RequestUnmarshaller,
@@ -226,6 +242,48 @@ def _type(schema: SchemaPath) -> str:
     return str(kind)
 
 
+# The types of the multipart body's members of the operation being judged (`judge` sets it).
+_PART_TYPES: dict[str, str] = {}
+
+
+def _multipart(value: bytes, **parameters: str) -> Any:
+    """openapi-core's multipart reader, but with each part that is UTF-8 text as text (its
+    3.1 validator refuses bytes for `type: string`), and a boolean or number part read as
+    one, as the body's schema says (a part is text; openapi-core compares it as sent)."""
+    parts = data_form_loads(value, **parameters)
+    assert isinstance(parts, ImmutableMultiDict)
+    return ImmutableMultiDict(
+        [
+            (name, _typed(_text(part), _PART_TYPES.get(name)))
+            for name, part in parts.items(multi=True)
+        ]
+    )
+
+
+def _typed(text: Any, kind: str | None) -> Any:
+    if not isinstance(text, str):
+        return text
+    if kind == "boolean" and text in ("true", "false"):
+        return text == "true"
+    if kind in ("integer", "number") and re.fullmatch(r"-?[0-9]+", text):
+        return int(text)
+    if kind == "number" and re.fullmatch(r"-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?", text):
+        return float(text)
+    return text
+
+
+def _octets(value: bytes, **parameters: str) -> Any:
+    """A binary body as text when it is UTF-8 (3.1's `type: string` again)."""
+    return _text(value)
+
+
+def _text(part: Any) -> Any:
+    try:
+        return part.decode("utf-8") if isinstance(part, bytes) else part
+    except UnicodeDecodeError:
+        return part
+
+
 @functools.cache
 def oracle(upstream: str) -> tuple[SchemaPath, APICallRequestUnmarshaller]:
     """openapi-core's reading of the source `upstream`'s document (validated already, by
@@ -245,6 +303,10 @@ def oracle(upstream: str) -> tuple[SchemaPath, APICallRequestUnmarshaller]:
         schema_casters_factory=casters,
         style_deserializers_factory=_StyleReaders(casters, _STYLES),
         extra_format_unmarshallers=_AS_SENT,
+        extra_media_type_deserializers={
+            "multipart/form-data": _multipart,
+            "application/octet-stream": _octets,
+        },
     )
     return spec, reader
 
@@ -294,6 +356,8 @@ def _parameters(found: Any) -> Iterator[tuple[str, str, SchemaPath]]:
             continue
         for node in holder / "parameters":
             key = ((node / "in").read_str(), (node / "name").read_str())
+            if key[0] == "header" and key[1].lower() in _IGNORED_HEADERS:
+                continue  # OpenAPI ignores it
             if key not in seen:
                 seen.add(key)
                 yield key[0], key[1], node
@@ -346,6 +410,8 @@ def judge(
     pointer = "#/paths/" + path_key.replace("~", "~0").replace("/", "~1") + "/" + method
     if pointer != operation:
         return [f"{request.method} {request.url} is the spec's {pointer}, not {operation}"]
+    _PART_TYPES.clear()
+    _PART_TYPES.update(_multipart_types(found))
     sent.parameters.path = PathValues(found.path_result.variables)
     parameters = list(_parameters(found))
     sent.gather_form_objects(
@@ -361,12 +427,32 @@ def judge(
     )
     with warnings.catch_warnings():  # oauth2 and openIdConnect: a bearer token, not read
         warnings.filterwarnings("ignore", "Unsupported scheme type", UserWarning)
+        warnings.filterwarnings("ignore", category=DeprecationWarning)  # the spec's word
         result = reader.unmarshal(sent)
-    problems = [_error(error) for error in result.errors]
+    errors = [error for error in result.errors if not _ignored(error)]
+    problems = [_error(error) for error in errors]
     problems += _undeclared(spec, found, sent, parameters)
-    if not result.errors:
+    if not errors:
         problems += _values(result, parameters, sent, arguments)
     return problems
+
+
+def _multipart_types(found: Any) -> dict[str, str]:
+    """The type of each member of the operation's multipart/form-data body schema."""
+    content = found.operation / "requestBody" / "content" / "multipart/form-data"
+    if "requestBody" not in found.operation or not content.exists() or "schema" not in content:
+        return {}
+    schema = content / "schema"
+    if "properties" not in schema:
+        return {}
+    return {name: _type(node) for name, node in (schema / "properties").str_items()}
+
+
+def _ignored(error: BaseException) -> bool:
+    """An error about a header parameter named Accept, Content-Type or Authorization, which
+    OpenAPI says is ignored (the media types and security schemes say those headers)."""
+    name, location = getattr(error, "name", ""), getattr(error, "location", "")
+    return location == "header" and str(name).lower() in _IGNORED_HEADERS
 
 
 def _error(error: BaseException) -> str:
