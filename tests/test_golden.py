@@ -29,6 +29,8 @@ GOLDEN_SPECS = {
     "wire-plan-3.1": SPECS / "wire-plan-3.1" / "oas31.yaml",
     "internal-tools": SPECS / "internal-tools.yaml",  # a tool manifest: HTTP and handler tools
     "mixed": SPECS / "mixed" / "mcpmint.yaml",  # a config: OpenAPI + manifest sources
+    # Every parameter style in every location: its generated tests' oracle reads them all.
+    "styles": SPECS / "styles.yaml",
 }
 UPDATE_HINT = "run `pytest tests/test_golden.py --update-golden` and review the diff"
 

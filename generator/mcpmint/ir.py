@@ -17,6 +17,8 @@ ConfirmationPolicy = Literal["none", "destructive", "writes", "all"]
 # ...decided per tool by the generator, written to tools.json as "confirmation".
 Confirmation = Literal["required", "none"]
 CONFIRMATION_POLICIES: tuple[ConfirmationPolicy, ...] = ("none", "destructive", "writes", "all")
+# The hints `confirmation_for` reads: an operator who sets one decides the confirmation.
+CONFIRMATION_HINTS = frozenset({"readOnlyHint", "destructiveHint"})
 
 
 @dataclass(frozen=True)
@@ -99,6 +101,9 @@ class Tool:
     upstream: str = ""
     # Strict-mode schemas (strict.py): every property required, so null means "not given".
     nulls_absent: bool = False
+    # `confirmation` (or the hints it is decided from) was set by the operator's own files:
+    # an mcpmint.yaml override, a manifest tool's fields; not by the policy and the method.
+    operator_confirmation: bool = False
 
     @property
     def handler(self) -> bool:
@@ -175,6 +180,18 @@ class Upstream:
 
 
 @dataclass(frozen=True)
+class SpecSource:
+    """An OpenAPI source's files, shipped in the package as data for its tests' oracle
+    (cases.py, docs/generated-package.md): the spec judges the requests, not the runtime."""
+
+    upstream: str  # the source's upstream, as `Tool.upstream` ("" for the first source)
+    entry: str  # the entry file's path, relative to the folder the files are shipped under
+    files: tuple[tuple[str, str], ...]  # (relative POSIX path, text), entry first
+    # Swagger 2.0: the OpenAPI 3.0 document mcpmint read it as (JSON text); "" for 3.x.
+    converted: str = ""
+
+
+@dataclass(frozen=True)
 class Server:
     distribution: str  # petstore-mcp
     package: str  # petstore_mcp
@@ -206,3 +223,7 @@ class Server:
     # MCP resources, resource templates and prompts (manifests), sorted by name.
     resources: tuple[Resource, ...] = ()
     prompts: tuple[Prompt, ...] = ()
+    # The policy that decided each tool's `confirmation` (docs/safety.md), and the OpenAPI
+    # sources' files: what the generated tests judge the tools by (cases.py).
+    confirmation_policy: ConfirmationPolicy = "writes"
+    specs: tuple[SpecSource, ...] = ()

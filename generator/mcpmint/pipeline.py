@@ -26,7 +26,7 @@ from mcpmint.config import CONFIG_NAMES, Config, Source, find_config, scaffold_t
 from mcpmint.diagnostics import Aborted, DiagnosticSink
 from mcpmint.load.document import RawDocument, load_document
 from mcpmint.load.validate import start_validation
-from mcpmint.render.cases import build_cases
+from mcpmint.render.cases import build_cases, spec_source
 from mcpmint.render.format import Formatter, format_tree
 from mcpmint.render.models import models_source
 from mcpmint.render.templates import FileTree, RenderInputs, models_file, models_path, render
@@ -189,6 +189,7 @@ def build_with_inputs(
     source = config.source if config is not None else None
     server, document = _build_source(spec, sink, options, root, source, cache, memo)
     files = document.files
+    specs = [spec_source(document, "", sink)]
     if config is not None and len(config.sources) > 1:  # several sources, one server
         parts = [Part(config.sources[0], server, document)]
         for other in config.sources[1:]:
@@ -197,9 +198,16 @@ def build_with_inputs(
                 other.spec, sink, other_options, other.root, other, cache, memo
             )
             parts.append(Part(other, built, other_document))
+            specs.append(spec_source(other_document, built.namespace, sink))
         server = merge_sources(parts, sink)
         _stop_on_errors(sink)
         files = tuple(dict.fromkeys(f for part in parts for f in part.document.files))
+    # What the generated tests judge the tools by (render/cases.py): the specs and the policy.
+    server = replace(
+        server,
+        confirmation_policy=options.confirmation,
+        specs=tuple(found for found in specs if found is not None),
+    )
     if not server.tools and (server.resources or server.prompts or is_manifest(document.data)):
         sink.error(
             document.locate("#/tools") if is_manifest(document.data) else spec.as_posix(),

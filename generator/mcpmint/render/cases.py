@@ -10,15 +10,29 @@ package's runtime, catalogue or validation drift from what the generator saw.
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
+import os
+from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlsplit
 
+from jsonschema import Draft202012Validator
+
 from mcpmint import ir
+from mcpmint.build.frontends.manifest import is_manifest
+from mcpmint.build.frontends.swagger2 import convert
 from mcpmint.build.sample import sample_instance
 from mcpmint.build.toolmodes import tools_listed
 from mcpmint.diagnostics import DiagnosticSink
-from mcpmint.render.templates import catalog, tool_definition
+from mcpmint.load.document import RawDocument
+from mcpmint.render.templates import (
+    catalog,
+    converted_file,
+    dump_json,
+    spec_folder,
+    tool_definition,
+)
 from mcpmint.runtime.catalog import CatalogError, Tool, load_catalog
 from mcpmint.runtime.request import ArgumentError, build_request
 from mcpmint.write.lock import digest
@@ -37,6 +51,7 @@ _WRONG_VALUE = {
     "object": "not an object",
 }
 _SECRET_ROLES = ("value", "token", "username", "password")
+_SPEC_SUFFIXES = (".json", ".yaml", ".yml")
 
 
 def test_environment(server: ir.Server) -> dict[str, str]:
@@ -73,6 +88,7 @@ def build_cases(server: ir.Server, sink: DiagnosticSink) -> dict[str, Any]:
     base_url = server.base_url or FALLBACK_BASE_URL
     environ = test_environment(server)
     calls: dict[str, Any] = {}
+    wide_calls: dict[str, Any] = {}  # the same tools called with every argument (`_wide`)
     rejections: dict[str, Any] = {}
     unsampled: list[str] = []
     listed: dict[str, str | None] = {}  # tool name -> its tools/list definition's digest
@@ -83,6 +99,8 @@ def build_cases(server: ir.Server, sink: DiagnosticSink) -> dict[str, Any]:
         case = _case(server, tool, runtime_tools[tool.name], environ, shown, sink)
         rejections[tool.name] = case["rejections"]
         listed[tool.name] = case["listed"]
+        if case.get("wide") is not None:
+            wide_calls[tool.name] = case["wide"]
         if case["call"] is not None:
             calls[tool.name] = case["call"]
         elif not tool.handler:
@@ -96,9 +114,22 @@ def build_cases(server: ir.Server, sink: DiagnosticSink) -> dict[str, Any]:
             *({"name": tool.name, "sha256": listed[tool.name]} for tool in listed_tools),
         ],
         "calls": calls,
+        "wideCalls": wide_calls,
         "rejections": rejections,
         "unsampled": unsampled,
         "upstreamOrigin": _origin(base_url),
+        # What the generated tests judge requests and confirmations by (oracle below).
+        "oracle": _oracle(server),
+        "confirmationPolicy": server.confirmation_policy,
+        # Tools whose confirmation the operator's own files set (an mcpmint.yaml override,
+        # a manifest tool's fields): the rule is theirs, not the method's.
+        "confirmationSetByOperator": {
+            tool.name: tool.confirmation
+            for tool in server.tools
+            if tool.operator_confirmation and tool.name in calls
+        },
+        # One tool of each kind the upstream's failures are tried on (`_kinds`).
+        "errorKinds": _kinds(server, calls),
         # Tools whose calls wait for the user's yes (docs/safety.md), among those with a call.
         "confirmationRequired": sorted(
             name for name in calls if calls[name]["confirmation"] == "required"
@@ -129,9 +160,7 @@ def _case(
     if tool.handler or arguments is None:
         return case  # a handler has no request to check; hooks.py answers it
     try:
-        prepared = build_request(
-            runtime_tool, arguments, _base_url(server, tool), boundary=CASES_BOUNDARY
-        )
+        case["call"] = _call(server, tool, runtime_tool, arguments, environ)
     except ArgumentError as exc:
         sink.warning(
             tool.source,
@@ -139,15 +168,45 @@ def _case(
             "the generated tests leave it out",
         )
         return case
-    headers = {k.lower(): v for k, v in prepared.headers if k.lower() == "content-type"}
+    wide = _wide(tool, arguments)
+    # A sample a request cannot carry (ArgumentError): the first call stands alone.
+    with contextlib.suppress(ArgumentError):
+        if wide is not None:
+            case["wide"] = _call(server, tool, runtime_tool, wide, environ)
+    return case
+
+
+def _call(
+    server: ir.Server,
+    tool: ir.Tool,
+    runtime_tool: Tool,
+    arguments: dict[str, Any],
+    environ: dict[str, str],
+) -> dict[str, Any]:
+    """A call of `tool` with `arguments`, the request it must send, the answer it gets."""
+    assert tool.request is not None  # an HTTP tool's
+    prepared = build_request(
+        runtime_tool, arguments, _base_url(server, tool), boundary=CASES_BOUNDARY
+    )
+    # Every header the request carries besides the HTTP client's own (`Host`, ...): the
+    # generated test refuses any other (and its oracle, any the spec does not declare).
+    headers = {k.lower(): v for k, v in prepared.headers}
     query, credential_headers = _credentials(server, tool, environ)
+    if "cookie" in headers and "cookie" in credential_headers:
+        credential_headers["cookie"] = headers["cookie"] + "; " + credential_headers["cookie"]
     headers.update(credential_headers)
     url = prepared.url
     if query:
         url += ("&" if "?" in url else "?") + "&".join(query)
-    case["call"] = {
+    return {
         "arguments": arguments,
         "confirmation": tool.confirmation,
+        # Where the spec describes the operation (its JSON pointer in the shipped spec), for
+        # the oracle; None for a manifest's tool (no OpenAPI document describes it).
+        "operation": _operation(tool.request.path, prepared.method)
+        if _has_spec(server, tool)
+        else None,
+        "upstream": tool.upstream,
         "request": {
             "method": prepared.method,
             "url": url,
@@ -158,7 +217,117 @@ def _case(
         # Sent as text/plain, not as JSON: a bare JSON string must still go as JSON.
         "responseText": _text_response(tool),
     }
-    return case
+
+
+def _operation(path: str, method: str) -> str:
+    """The JSON pointer of the operation at `path` and `method` in the spec's `paths` (where
+    the oracle finds it, whether the path item is written there or `$ref`'d)."""
+    return "#/paths/" + path.replace("~", "~0").replace("/", "~1") + "/" + method.lower()
+
+
+def _wide(tool: ir.Tool, arguments: dict[str, Any]) -> dict[str, Any] | None:
+    """`arguments` with every optional argument added and every array of fewer than two
+    items given two (what an example or a minimal sample leaves out is where a request is
+    built wrongly unseen: an optional header, `explode` on a list), when that differs from
+    `arguments` and is valid; else None. Top-level arguments only: the parameters and a
+    body's members."""
+    if tool.nulls_absent:  # strict-mode schemas: every argument is there already
+        return None
+    schema, defs = tool.input_schema, tool.input_schema.get("$defs")
+    wide = dict(arguments)
+    for name, node in sorted(schema.get("properties", {}).items()):
+        value = wide.get(name)
+        if name in wide and not (isinstance(value, list) and len(value) < 2):
+            continue
+        if isinstance(node, dict) and node.get("type") == "array":
+            node = {**node, "minItems": max(2, node.get("minItems", 0))}
+        elif isinstance(node, dict) and node.get("properties"):  # its members, not {}
+            node = {**node, "minProperties": len(node["properties"])}
+        ok, sampled = sample_instance(node, defs)
+        # The default (often "", which a query may not carry) says nothing the upstream
+        # would not assume.
+        default = node.get("default", ...) if isinstance(node, dict) else ...
+        if ok and sampled != "" and sampled != default:
+            wide[name] = sampled
+    wide = json.loads(json.dumps(wide, sort_keys=True))
+    if wide == arguments or not Draft202012Validator(schema).is_valid(wide):
+        return None
+    return dict(wide)
+
+
+def spec_source(document: RawDocument, upstream: str, sink: DiagnosticSink) -> ir.SpecSource | None:
+    """An OpenAPI source's files as the package ships them (`tests/spec/`), or None for a
+    tool manifest, or files that cannot be shipped as plain data (said in a warning)."""
+    if is_manifest(document.data):
+        return None
+    files = []
+    for path in document.files:
+        real = Path(os.path.realpath(path))
+        try:
+            relative = real.relative_to(document.root).as_posix()
+        except ValueError:  # the loader reads nothing outside the root: never here
+            relative = ""
+        if not relative or real.suffix.lower() not in _SPEC_SUFFIXES:
+            sink.warning(
+                str(path),
+                "this file of the spec is not shipped in the package (only .json, .yaml and "
+                ".yml files are, as data); its generated tests check requests without the spec",
+                "name the spec's files with a .json, .yaml or .yml suffix",
+            )
+            return None
+        try:
+            text = real.read_text(encoding="utf-8-sig")
+        except (OSError, UnicodeDecodeError):  # read already by the loader; changed since
+            return None
+        files.append((relative, text))
+    entry = files[0][0]
+    converted = ""
+    if document.data.get("swagger") is not None:  # 2.0: the oracle reads OpenAPI 3 only
+        converted = dump_json(convert(document.data))
+    return ir.SpecSource(upstream=upstream, entry=entry, files=tuple(files), converted=converted)
+
+
+def _has_spec(server: ir.Server, tool: ir.Tool) -> bool:
+    return any(spec.upstream == tool.upstream for spec in server.specs)
+
+
+def _oracle(server: ir.Server) -> dict[str, Any]:
+    """For each OpenAPI source (by upstream): the document the oracle reads, relative to
+    `tests/`, and the server URL to read it with when the spec names no absolute one (the
+    tests' fallback base URL then stands for the operator's)."""
+    found = {}
+    for spec in server.specs:
+        base = server.base_url
+        for upstream in server.upstreams:
+            if upstream.name == spec.upstream:
+                base = upstream.base_url
+        document = f"{spec_folder(spec)}/{spec.entry}"
+        found[spec.upstream] = {
+            "document": converted_file(spec) if spec.converted else document,
+            "server": None if base else FALLBACK_BASE_URL,
+        }
+    return found
+
+
+def _kinds(server: ir.Server, calls: dict[str, Any]) -> list[str]:
+    """The first tool (by name) of each kind that an upstream failure may be handled
+    differently for: confirmed or not, with a body or not, text or JSON answer, output
+    schema (none, wrapped, an object), upstream."""
+    kinds: dict[tuple[Any, ...], str] = {}
+    tools = {tool.name: tool for tool in server.tools}
+    for name in sorted(calls):
+        tool = tools[name]
+        assert tool.request is not None  # a call is an HTTP tool's
+        kind = (
+            tool.confirmation,
+            tool.request.body is not None,
+            calls[name]["responseText"],
+            tool.output_schema is None,
+            tool.output_wrap is not None,
+            tool.upstream,
+        )
+        kinds.setdefault(kind, name)
+    return sorted(kinds.values())
 
 
 def _base_url(server: ir.Server, tool: ir.Tool) -> str:
@@ -172,18 +341,23 @@ def _base_url(server: ir.Server, tool: ir.Tool) -> str:
 def _credentials(
     server: ir.Server, tool: ir.Tool, environ: dict[str, str]
 ) -> tuple[list[str], dict[str, str]]:
-    """Where the test credentials of the tool's first security alternative must appear.
+    """Where the test credentials of the tool's first security alternative must appear
+    (query pairs, and headers; an API key in a cookie as a "cookie" header's pairs, which
+    go after the cookie parameters').
 
     The generated tests set every credential variable, so the runtime picks the first
-    alternative; cookies are left out (they share one header with cookie parameters).
+    alternative.
     """
     schemes = {scheme.name: scheme for scheme in server.security_schemes}
     query: list[str] = []
     headers: dict[str, str] = {}
+    cookies: list[str] = []
     for use in tool.security[0] if tool.security else ():
         scheme = schemes[use.scheme]
         env = dict(scheme.env)
-        if scheme.type == "apiKey" and scheme.location == "query":
+        if scheme.type == "apiKey" and scheme.location == "cookie":
+            cookies.append(f"{scheme.parameter}={quote(environ[env['value']], safe='')}")
+        elif scheme.type == "apiKey" and scheme.location == "query":
             value = environ[env["value"]]
             query.append(f"{quote(scheme.parameter, safe='')}={quote(value, safe='')}")
         elif scheme.type == "apiKey" and scheme.location == "header":
@@ -193,6 +367,8 @@ def _credentials(
             headers["authorization"] = "Basic " + base64.b64encode(pair.encode()).decode()
         elif "token" in env:
             headers["authorization"] = f"Bearer {environ[env['token']]}"
+    if cookies:
+        headers["cookie"] = "; ".join(cookies)
     return query, headers
 
 

@@ -31,7 +31,15 @@ RUNTIME_REQUIREMENTS = (
     # The runtime's metrics use its API directly (the SDK depends on it too); no-op alone.
     "opentelemetry-api>=1.30,<2",
 )
-TEST_REQUIREMENTS = ("pytest>=8", "anyio>=4.5", "ruff==0.17.6", "mypy>=1.13")
+TEST_REQUIREMENTS = (
+    "pytest>=8",
+    "anyio>=4.5",
+    "ruff==0.17.6",
+    "mypy>=1.13",
+    # The generated tests' oracle (tests/spec_oracle.py): OpenAPI 3.0 and 3.1 request
+    # validation independent of mcpmint. 0.x: a minor release may change its API.
+    "openapi-core>=0.23.1,<0.24",
+)
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
@@ -123,6 +131,27 @@ def models_file(models: str) -> str:
     return PYTHON_HEADER + "\n" + models
 
 
+def spec_folder(spec: ir.SpecSource) -> str:
+    """Where a source's files go in the package, relative to its `tests/` folder."""
+    return "spec" if not spec.upstream else f"spec-{spec.upstream}"
+
+
+def converted_file(spec: ir.SpecSource) -> str:
+    """Where a Swagger 2.0 source's OpenAPI 3.0 reading goes, relative to `tests/`."""
+    return f"{spec_folder(spec)}.openapi3.json"
+
+
+def spec_files(server: ir.Server) -> dict[str, str]:
+    """The files of every OpenAPI source, by path relative to the package's `tests/`."""
+    files = {}
+    for spec in server.specs:
+        for path, text in spec.files:
+            files[f"{spec_folder(spec)}/{path}"] = text
+        if spec.converted:
+            files[converted_file(spec)] = spec.converted
+    return files
+
+
 def render(inputs: RenderInputs) -> FileTree:
     server = inputs.server
     env = _environment()
@@ -149,6 +178,8 @@ def render(inputs: RenderInputs) -> FileTree:
     }
     for path in sorted(runtime_dir().glob("*.py")):
         generated[f"{src}/_runtime/{path.name}"] = path.read_text(encoding="utf-8")
+    for shipped, text in spec_files(server).items():  # data for the tests' oracle
+        generated[f"tests/{shipped}"] = text
     scaffold = {
         "pyproject.toml": template("pyproject.toml.jinja"),
         "README.md": template("README.md.jinja"),
@@ -158,6 +189,8 @@ def render(inputs: RenderInputs) -> FileTree:
         f"{src}/hooks.py": template("hooks.py.jinja"),
         f"{src}/auth.py": template("auth.py.jinja"),  # per-caller upstream credentials
     }
+    if context["oracle"]:  # the spec judges the generated tests' requests
+        generated["tests/spec_oracle.py"] = template("spec_oracle.py.jinja")
     if context["handlers"] or context["readers"]:  # hooks.py is never rewritten: new stubs
         generated[f"{src}/_generated/handler_stubs.py"] = template("handler_stubs.py.jinja")
     return FileTree(generated=generated, scaffold=scaffold)
@@ -178,6 +211,7 @@ def _context(inputs: RenderInputs) -> dict[str, Any]:
         "mcpmint_version": __version__,
         "runtime_requirements": RUNTIME_REQUIREMENTS,
         "test_requirements": TEST_REQUIREMENTS,
+        "oracle": bool(server.specs),
         "settings": settings_rows(server),
         "tools": [_reference_row(tool) for tool in server.tools],
         "skipped": [_markdown_cell(note) for note in server.skipped],

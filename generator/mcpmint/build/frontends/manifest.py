@@ -422,6 +422,8 @@ class _Builder:
             source=pointer,
             confirmation=confirmation,
             scopes=tuple(sorted(set(node.get("scopes", ())))),
+            operator_confirmation="confirmation" in node
+            or any(key in ir.CONFIRMATION_HINTS for key in node.get("annotations", {})),
         )
 
     def input_schema(self, node: Mapping[str, Any], pointer: str) -> dict[str, Any] | None:

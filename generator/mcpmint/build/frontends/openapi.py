@@ -557,6 +557,8 @@ class _Builder:
             input_schema=input_schema,
             examples=examples,
             scopes=override.scopes or tool.scopes,
+            operator_confirmation=override.confirmation is not None
+            or any(key in ir.CONFIRMATION_HINTS for key, _ in override.annotations),
         )
 
     def check_operation_ids(self, operations: list[_Operation]) -> None:

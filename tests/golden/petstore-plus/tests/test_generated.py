@@ -4,9 +4,12 @@ confirmation.
 
 Every tool is called through the official MCP client in both protocol eras, against a mock
 transport of the runtime's HTTP client that records what would have gone upstream. The data
-(arguments, expected requests) is in `generated_cases.json`, beside this file. Tools whose
-confirmation is required are asked about through MCP elicitation; a client that cannot be
-asked, or a user who says no, sends nothing.
+(arguments, expected requests) is in `generated_cases.json`, beside this file. Each request is
+also judged by the OpenAPI document the package was made from (`spec_oracle.py`), so that a
+mistake the generator and the runtime share still fails here. Which tools ask the user is
+worked out from the HTTP method and the confirmation policy, not read from the catalogue;
+those are asked through MCP elicitation; a client that cannot be asked, or a user who says
+no, sends nothing.
 """
 
 from __future__ import annotations
@@ -27,11 +30,48 @@ from mcp.shared.exceptions import MCPError
 from petstore_mcp._generated.models import ARGUMENTS
 from petstore_mcp.server import build_server
 
+from .spec_oracle import judge
+
 CASES: dict[str, Any] = json.loads(
     (Path(__file__).parent / "generated_cases.json").read_text(encoding="utf-8")
 )
 MODES = ["auto", "legacy"]
-CONFIRMED: list[str] = CASES["confirmationRequired"]
+# What the HTTP client adds on its own; every other header sent is one the case expects.
+TRANSPORT_HEADERS = {
+    "host",
+    "accept",
+    "accept-encoding",
+    "connection",
+    "user-agent",
+    "content-length",
+}
+
+
+def method_of(name: str) -> str:
+    """The tool's HTTP method: the spec operation's (its pointer ends with it), else the one
+    its case expects (a manifest's tool)."""
+    case = CASES["calls"][name]
+    operation = case.get("operation")
+    return str(operation.rsplit("/", 1)[1] if operation else case["request"]["method"]).upper()
+
+
+def confirms(name: str) -> bool:
+    """Whether the user must confirm the tool's calls, by the rule (docs/safety.md in
+    mcpmint): the operator's word where their files set it, else the policy over the method."""
+    set_by_operator = CASES["confirmationSetByOperator"]
+    if name in set_by_operator:
+        return bool(set_by_operator[name] == "required")
+    policy, method = CASES["confirmationPolicy"], method_of(name)
+    if policy == "all":
+        return True
+    if policy == "writes":
+        return method not in ("GET", "HEAD", "OPTIONS")
+    if policy == "destructive":
+        return method in ("PUT", "PATCH", "DELETE")
+    return False
+
+
+CONFIRMED: list[str] = [name for name in sorted(CASES["calls"]) if confirms(name)]
 # A test of one tool runs a server where only that tool exists (the operator allowlist): the
 # MCP client lists a server's tools before it checks a result against the tool's output
 # schema, and listing every tool of a large API for every call took most of these tests' time.
@@ -122,18 +162,18 @@ def test_typed_models_accept_the_example_arguments(name: str) -> None:
     assert model.model_dump(by_alias=True, exclude_unset=True) == arguments
 
 
-@pytest.mark.parametrize("mode", MODES)
-@pytest.mark.parametrize("name", sorted(CASES["calls"]))
-async def test_each_tool_sends_the_request_the_spec_describes(mode: str, name: str) -> None:
-    case = CASES["calls"][name]
+async def call_and_check(name: str, case: dict[str, Any], mode: str) -> None:
+    """Call the tool with the case's arguments; check what it sent and who was asked."""
     upstream = Upstream(body=case["response"], text=case["responseText"])
     user = User()
     async with Client(upstream.server(name), mode=mode, elicitation_callback=user) as client:
         result = await client.call_tool(name, case["arguments"])
     assert not result.is_error, text_of(result)
-    assert len(user.asked) == (1 if case["confirmation"] == "required" else 0)
+    assert len(user.asked) == (1 if confirms(name) else 0)
     assert len(upstream.requests) == 1
     sent, expected = upstream.requests[0], case["request"]
+    if case["operation"] is not None:  # made from an OpenAPI operation: the spec judges
+        assert judge(sent, case["upstream"], case["operation"], case["arguments"]) == []
     assert sent.method == expected["method"]
     assert str(sent.url) == expected["url"]
     body, headers = sent.content.decode("utf-8"), dict(sent.headers)
@@ -143,8 +183,26 @@ async def test_each_tool_sends_the_request_the_spec_describes(mode: str, name: s
         body = body.replace(fresh, recorded)
         headers["content-type"] = headers["content-type"].replace(fresh, recorded)
     assert body == expected["body"]
+    unexpected = sorted(set(headers) - set(expected["headers"]) - TRANSPORT_HEADERS)
+    assert unexpected == [], f"headers sent that the case does not expect: {unexpected}"
     for header, value in expected["headers"].items():
         assert headers.get(header) == value
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("name", sorted(CASES["calls"]))
+async def test_each_tool_sends_the_request_the_spec_describes(mode: str, name: str) -> None:
+    await call_and_check(name, CASES["calls"][name], mode)
+
+
+@pytest.mark.parametrize("name", sorted(CASES["wideCalls"]))
+async def test_each_tool_given_every_argument_sends_the_request_the_spec_describes(
+    name: str,
+) -> None:
+    """Every optional argument too, lists of two items: where a request goes wrong unseen
+    by the spec's examples (an optional header, `explode`). One protocol era: the request
+    is built alike in both."""
+    await call_and_check(name, CASES["wideCalls"][name], "auto")
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -162,10 +220,11 @@ async def test_bad_arguments_are_refused_by_name_and_nothing_is_sent(mode: str, 
 
 
 @pytest.mark.parametrize("mode", MODES)
-async def test_upstream_errors_become_error_results(mode: str) -> None:
-    if not CASES["calls"]:
-        pytest.skip("no tool calls an upstream API (handler tools only)")
-    name, case = min(CASES["calls"].items())
+@pytest.mark.parametrize("name", CASES["errorKinds"])
+async def test_upstream_errors_become_error_results(mode: str, name: str) -> None:
+    """On one tool of each kind (confirmed or not, body or not, text or JSON answer, output
+    schema or none, upstream): a failing upstream and an unreachable one."""
+    case = CASES["calls"][name]
     failing = Upstream(status=500, body={"message": "boom"})
     unreachable = Upstream(fail=True)
     async with Client(failing.server(name), mode=mode, elicitation_callback=User()) as client:

@@ -1,0 +1,168 @@
+"""Checking tool arguments before anything is built or sent.
+
+Two passes: a bounded walk that refuses values JSON Schema cannot see as wrong (non-finite
+numbers, integers beyond 64 bits, huge strings, deep nesting, `true` where an integer is
+expected) and then the tool's `inputSchema` (JSON Schema 2020-12). Every message starts with
+the argument's path so the model knows what to fix.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from jsonschema import Draft202012Validator, ValidationError, validators  # type: ignore[import-untyped, unused-ignore]
+from jsonschema.protocols import Validator  # type: ignore[import-untyped, unused-ignore]
+from referencing import Registry
+
+from .catalog import Tool
+
+__all__ = ["MAX_DEPTH", "MAX_ERRORS", "MAX_STRING", "ArgumentValidator", "format_path"]
+
+MAX_DEPTH = 64
+MAX_STRING = 1_000_000
+MAX_ERRORS = 10
+_MAX_MESSAGE = 300
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+
+
+def _is_strict_integer(checker: object, instance: object) -> bool:
+    # JSON Schema counts 1.0 as an integer, but the upstream would then receive "1.0" for a
+    # parameter declared as an integer; clients never send integers as floats.
+    return isinstance(instance, int) and not isinstance(instance, bool)
+
+
+_StrictValidator = validators.extend(  # type: ignore[no-untyped-call, unused-ignore]
+    Draft202012Validator,
+    type_checker=Draft202012Validator.TYPE_CHECKER.redefine("integer", _is_strict_integer),
+)
+
+
+class ArgumentValidator:
+    """Validates the arguments of one tool; the schema is compiled on first use."""
+
+    def __init__(self, tool: Tool) -> None:
+        self._tool = tool
+        self._validator: Validator | None = None
+
+    def errors(self, arguments: object) -> list[str]:
+        """Every problem with `arguments`, sorted and capped, each naming its argument path.
+
+        An empty list means the arguments may be used to build the request.
+        """
+        if not isinstance(arguments, Mapping):
+            return [f"arguments: must be an object, not {_json_type(arguments)}"]
+        problems = list(_walk(arguments))
+        # The walk stops what would make schema validation slow or unbounded; no point going on.
+        if problems:
+            return _cap(problems)
+        known = self._tool.argument_names
+        allowed = ", ".join(sorted(known)) or "none"
+        # Checked here as well as by the schema so that S2 holds even if a schema is lax.
+        problems = [
+            f"{name}: unknown argument (allowed: {allowed})"
+            for name in arguments
+            if name not in known
+        ]
+        for error in self._compiled().iter_errors(dict(arguments)):
+            if error.validator == "additionalProperties" and not error.absolute_path:
+                continue
+            problems.extend(_describe(error))
+        return _cap(problems)
+
+    def _compiled(self) -> Validator:
+        if self._validator is None:
+            schema = dict(self._tool.input_schema)
+            _StrictValidator.check_schema(schema)
+            # An empty registry: a `$ref` must resolve inside the schema, never over the network.
+            self._validator = _StrictValidator(schema, registry=Registry())
+        return self._validator
+
+
+def format_path(path: Iterable[str | int], root: str = "arguments") -> str:
+    """`items[0].name` style text for a JSON path; `root` for the empty path."""
+    text = ""
+    for part in path:
+        if isinstance(part, int):
+            text += f"[{part}]"
+        else:
+            text += f".{part}" if text else str(part)
+    return text or root
+
+
+def _walk(value: Mapping[str, Any]) -> Iterable[str]:
+    # Iterative so that a 10,000-deep array costs nothing and cannot exhaust the stack.
+    stack: list[tuple[tuple[str | int, ...], object]] = [((), value)]
+    while stack:
+        path, item = stack.pop()
+        if len(path) > MAX_DEPTH:
+            yield f"{format_path(path)}: nested deeper than {MAX_DEPTH} levels"
+            continue
+        if isinstance(item, bool) or item is None:
+            continue
+        if isinstance(item, int):
+            if not INT64_MIN <= item <= INT64_MAX:
+                yield f"{format_path(path)}: integer outside the signed 64-bit range"
+        elif isinstance(item, float):
+            if not math.isfinite(item):
+                yield f"{format_path(path)}: {item!r} is not a finite number"
+        elif isinstance(item, str):
+            if len(item) > MAX_STRING:
+                yield f"{format_path(path)}: string longer than {MAX_STRING} characters"
+        elif isinstance(item, Mapping):
+            for key, child in item.items():
+                if not isinstance(key, str) or len(key) > MAX_STRING:
+                    yield f"{format_path(path)}: invalid property name"
+                    continue
+                stack.append(((*path, key), child))
+        elif isinstance(item, list | tuple):
+            stack.extend(((*path, i), child) for i, child in enumerate(item))
+        else:
+            yield f"{format_path(path)}: {_json_type(item)} is not a JSON value"
+
+
+def _describe(error: ValidationError) -> list[str]:
+    path = list(error.absolute_path)
+    instance, schema = error.instance, error.schema
+    if error.validator == "required" and isinstance(instance, Mapping):
+        required: Any = error.validator_value
+        missing = [r for r in required if r not in instance]
+        return [f"{format_path([*path, m])}: required argument is missing" for m in missing]
+    if (
+        error.validator == "additionalProperties"
+        and isinstance(instance, Mapping)
+        and isinstance(schema, Mapping)
+    ):
+        known = schema.get("properties", {})
+        patterns = schema.get("patternProperties", {})
+        extra = [
+            k for k in instance if k not in known and not any(re.search(pat, k) for pat in patterns)
+        ]
+        allowed = ", ".join(sorted(known)) or "none"
+        return [f"{format_path([*path, k])}: unknown property (allowed: {allowed})" for k in extra]
+    return [f"{format_path(path)}: {_trim(error.message)}"]
+
+
+def _cap(problems: list[str]) -> list[str]:
+    flat = sorted(set(problems))
+    if len(flat) > MAX_ERRORS:
+        return [*flat[:MAX_ERRORS], f"... and {len(flat) - MAX_ERRORS} more"]
+    return flat
+
+
+def _trim(text: str) -> str:
+    return text if len(text) <= _MAX_MESSAGE else text[:_MAX_MESSAGE] + "..."
+
+
+def _json_type(value: object) -> str:
+    names = {
+        bool: "a boolean",
+        int: "a number",
+        float: "a number",
+        str: "a string",
+        list: "an array",
+        type(None): "null",
+    }
+    return names.get(type(value), type(value).__name__)
