@@ -10,9 +10,12 @@ external files are mounted whole under `x-mcpmint-files`, so later stages only e
 A `$ref` that cannot be resolved (a remote URL, which is never fetched; a missing file; a
 pointer to nothing) is not fatal: it is a located warning, and the reference is rewritten to a
 placeholder under `x-mcpmint-unresolved` that reads as a permissive schema. Where the reference
-had to be a parameter, a request body or a path item, the frontend makes that operation an
-error (or, with `--allow-partial`, leaves it out). A `$ref` that reaches outside the spec's
-folder stays an error: that is a refusal, not a gap.
+had to be a parameter, a request body, an operation or a path item, the frontend leaves that
+operation out with a warning naming it. A `$ref` that reaches outside the spec's
+folder (G6) is never read, whether or not the file exists (no answer tells which): the same
+warning and placeholder, with its own hint. A `$ref` to a file that is not YAML or JSON by
+its name (a Markdown description, a code sample, an XML example) is replaced by the file's
+text.
 """
 
 from __future__ import annotations
@@ -75,7 +78,9 @@ class Limits:
     """Bounds on what one load may read and build, so hostile input fails fast and clearly."""
 
     max_bytes: int = 25 * 1024 * 1024  # per file and in total
-    max_aliases: int = 100  # YAML alias nodes per file
+    # YAML alias nodes per file. Real specs use hundreds (one of the sweep's, 732); an alias
+    # bomb is stopped by `max_nodes`, which counts every alias expanded.
+    max_aliases: int = 100_000
     max_depth: int = 256  # nesting of mappings/sequences
     max_nodes: int = 5_000_000  # constructed values, counting alias expansions
 
@@ -562,6 +567,10 @@ class _Bundler:
         refs: list[tuple[dict[str, Any], _Place]] = []
         # The entry file's text is indexed when it is JSON, with the sha256 of its bytes.
         indexed = (lambda: hashlib.sha256(raw).hexdigest()) if referrer is None else None
+        if referrer is not None and _is_text_file(real):
+            # A `$ref` to a Markdown description, a code sample, an XML example: its text,
+            # as Redocly and Swagger UI read it (never parsed as YAML).
+            return text, _Source(display, None), []
         if real.lower().endswith(".json"):
             return (*_parse_json(text, display, self.limits, self.sink, refs, indexed), refs)
         if text.lstrip().startswith("{"):
@@ -585,6 +594,12 @@ class _Bundler:
         clean: dict[str, str] = {}
         for node, place in _ref_holders(file):
             ref = node["$ref"]
+            text = self._text_of(file, ref)
+            if text is not None and place is not None:
+                parent = _at(file.data, place[0])
+                if isinstance(parent, (dict, list)):
+                    parent[place[1]] = text  # type: ignore[index]
+                    continue
             new = clean.get(ref)
             if new is None:
                 reported = len(self.sink.items)
@@ -593,6 +608,24 @@ class _Bundler:
                     clean[ref] = new
             if new is not None:
                 node["$ref"] = new
+
+    def _text_of(self, file: _File, ref: str) -> str | None:
+        """The text of the file `ref` names whole, when it is read as text (`_is_text_file`):
+        the `$ref` is replaced by it (a description, a code sample's source)."""
+        location, _, fragment = ref.partition("#")
+        if not location or fragment or _SCHEME.match(location) or location.startswith("//"):
+            return None
+        try:
+            real = os.path.realpath(os.path.join(os.path.dirname(file.real), unquote(location)))
+        except (OSError, ValueError):
+            return None
+        if not _is_text_file(real) or not _inside(real, self.root) or not os.path.isfile(real):
+            return None
+        key = Path(os.path.relpath(real, self.root)).as_posix()
+        target = self._load(real, key, self._display(real), file.display)
+        if target is None or not isinstance(target.data, str):
+            return None
+        return target.data
 
     def _resolve(self, file: _File, ref: str, pointer: str) -> str | None:
         """The local pointer that replaces `ref`, or None (error reported)."""
@@ -661,7 +694,7 @@ class _Bundler:
             return file, fragment
         scheme = _SCHEME.match(location)
         if scheme is not None and scheme.group().lower() == "file:":
-            raise _Refused(where, f"$ref {ref!r} points outside the spec folder", _OUTSIDE_HINT)
+            raise _Unresolvable(where, _outside(ref), _OUTSIDE_HINT)
         if scheme is not None or location.startswith("//"):
             # Any other scheme names a resource we would have to fetch: never done.
             raise _Unresolvable(where, f"network $ref not fetched: {ref!r}", _NETWORK_HINT)
@@ -670,7 +703,7 @@ class _Bundler:
         except (OSError, ValueError):
             raise _Refused(where, f"invalid $ref path {ref!r}", _MISSING_HINT) from None
         if not _inside(real, self.root):
-            raise _Refused(where, f"$ref {ref!r} points outside the spec folder", _OUTSIDE_HINT)
+            raise _Unresolvable(where, _outside(ref), _OUTSIDE_HINT)
         display = self._display(real)
         if not os.path.exists(real):
             raise _Unresolvable(
@@ -678,6 +711,21 @@ class _Bundler:
             )
         key = Path(os.path.relpath(real, self.root)).as_posix()
         return self._load(real, key, display, where), fragment
+
+
+# Files a `$ref` may name whose content is data (parsed); any other file is read as text.
+_DATA_SUFFIXES = (".yaml", ".yml", ".json")
+
+
+def _is_text_file(real: str) -> bool:
+    """A file that is not YAML or JSON by its name: `.md`, `.txt`, `.xml`, `.py`, `.sh`...
+    A name without a suffix is read as data, as before."""
+    suffix = os.path.splitext(real)[1].lower()
+    return bool(suffix) and suffix not in _DATA_SUFFIXES
+
+
+def _outside(ref: str) -> str:
+    return f"$ref {ref!r} points outside the spec folder; not read"
 
 
 def _describe_top_level(value: Any) -> str:
@@ -731,6 +779,18 @@ def _ref_holders(file: _File) -> Iterator[tuple[dict[str, Any], _Place]]:
         else:
             continue
         stack.extend(reversed(children))
+
+
+def _at(data: Any, place: _Place) -> Any:
+    """The container at `place` in `data`."""
+    keys: list[str | int] = []
+    while place is not None:
+        place, key = place
+        keys.append(key)
+    node = data
+    for key in reversed(keys):
+        node = node[key]
+    return node
 
 
 def _pointer(place: _Place) -> str:

@@ -341,8 +341,23 @@ class _ModeConverter:
             )
             for target in sorted(closure)
         }
+        # A schema that names itself in place (`X: {anyOf: [{$ref: X}, Y]}`): X or Y is Y,
+        # X and Y is Y; the reference to itself is dropped (a warning), which says the same.
+        for target in sorted(t for t in closure if t in edges.get(t, [])):
+            own = _DEFS_PREFIX + self._graph.names[target]
+            body, height, deps = self._bodies[target]
+            self._bodies[target] = (_without_in_place(body, own), height, deps)
+            self._finalized_defs.pop(target, None)
+            edges[target] = [t for t in edges[target] if t != target]
+            self._owner.report(
+                "warning",
+                target,
+                "schema refers back to itself without going down into the data (through "
+                "$ref, allOf, anyOf or oneOf only); that reference says nothing and is dropped",
+            )
         for target in sorted(_cyclic_nodes(edges)):
-            self._error(
+            self._owner.report(
+                "warning",
                 target,
                 "schema refers back to itself without going down into the data (through "
                 "$ref, allOf, anyOf or oneOf only); no validator could finish, so it is emptied",
@@ -968,6 +983,26 @@ def _in_place_refs(schema: Any) -> set[str]:
             value = node.get(key)
             stack.extend(value if isinstance(value, list) else [value])
     return found
+
+
+def _without_in_place(node: Any, own: str) -> Any:
+    """`node` without the references to `own` reached without going down into the data: a
+    branch `{$ref: own}` of allOf, anyOf or oneOf is dropped (a branch list left empty goes
+    too), and a `$ref: own` beside other keywords is dropped."""
+    if not isinstance(node, dict):
+        return node
+    out = {key: value for key, value in node.items() if not (key == "$ref" and value == own)}
+    for key in _IN_PLACE_KEYS:
+        value = out.get(key)
+        if isinstance(value, list):
+            kept = [_without_in_place(v, own) for v in value if v != {"$ref": own}]
+            if kept:
+                out[key] = kept
+            else:
+                del out[key]
+        elif isinstance(value, dict):
+            out[key] = _without_in_place(value, own)
+    return out
 
 
 def _without_self_reference(body: Any, own: str) -> Any:
