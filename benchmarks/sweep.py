@@ -48,9 +48,11 @@ ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "corpus"
 SWEEP = SHARED / "sweep"
 METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
-# Headers the HTTP client sets itself, or that the spec's media types set: never arguments.
+# Headers the HTTP client sets itself, that the spec's media types set, or that OpenAPI says
+# a parameter may not describe (Accept, Content-Type, Authorization): never arguments.
 OWNED_HEADERS = {
     "accept",
+    "authorization",
     "accept-encoding",
     "connection",
     "content-length",
@@ -210,9 +212,13 @@ def _parameters(reader: Reader, raw: Any, where: Path) -> dict[tuple[str, str], 
 def carried(spec: Path, catalog: dict[str, Any], output: str) -> dict[str, Any]:
     """Operations in, tool arguments out: what is missing and not explained by a warning."""
     by_source: dict[str, list[dict[str, Any]]] = {}
+    by_endpoint: dict[str, list[dict[str, Any]]] = {}
     for tool in catalog.get("tools", []):
         source = (tool.get("meta") or {}).get("source", "")
         by_source.setdefault(source, []).append(tool)
+        request = tool.get("request") or {}
+        endpoint = f"{request.get('method', '')} {request.get('path', '')}"
+        by_endpoint.setdefault(endpoint, []).append(tool)
     warnings = [line for line in output.splitlines() if ": warning: " in line]
     warned = "\n".join(warnings)
     counted = missing_tools = missing_params = missing_bodies = explained = 0
@@ -223,10 +229,13 @@ def carried(spec: Path, catalog: dict[str, Any], output: str) -> dict[str, Any]:
         return {"operations": 0, "reader_error": f"{type(exc).__name__}: {exc}"[:200]}
     for op in listed:
         counted += 1
-        tools = by_source.get(op["pointer"], [])
         path, _, method = op["pointer"][len("#/paths/") :].rpartition("/")
         path = path.replace("~1", "/").replace("~0", "~")
         named = f"{method.upper()} {path}"
+        # A path item or operation given by `$ref` has its source where the `$ref` leads:
+        # then the tool of the same method and path (without a query or fragment) stands.
+        endpoint = f"{method.upper()} {path.split('#')[0].split('?')[0]}"
+        tools = by_source.get(op["pointer"]) or by_endpoint.get(endpoint, [])
         mentioned = op["pointer"] in warned or f"{method.upper()} {path}" in warned
         if not tools:
             if mentioned:

@@ -468,6 +468,7 @@ class _Bundler:
         self.queue: deque[_File] = deque()
         self.bytes_read = 0
         self.unresolved: dict[str, str] = {}  # problem -> placeholder key
+        self.root_reads: set[str] = set()  # local refs of other files read in the entry
         self.placeholders: dict[str, dict[str, Any]] = {}
 
     def run(self) -> RawDocument | None:
@@ -649,6 +650,20 @@ class _Bundler:
         try:
             resolve_pointer(target.data, "#" + fragment)
         except PointerError:
+            if target is not file or not file.key:
+                pass
+            elif (meant := self._in_entry(fragment)) is not None:
+                # `#/definitions/X` in a file of paths, meaning the entry's definitions (as
+                # json-refs and swagger-cli read such specs): the entry's, said once a ref.
+                if ref not in self.root_reads:
+                    self.root_reads.add(ref)
+                    self.sink.warning(
+                        where,
+                        f"$ref {ref!r} names nothing in {file.display}; read in the entry "
+                        f"spec {self.path.as_posix()}, where it is",
+                        "write the path to the file that holds it (e.g. ../swagger.yaml#/...)",
+                    )
+                return meant
             return self._unresolved(
                 where,
                 ref,
@@ -657,6 +672,55 @@ class _Bundler:
                 pointer,
             )
         return _mount_pointer(target) + fragment
+
+    def _in_entry(self, fragment: str) -> str | None:
+        """The bundle pointer of `#fragment` read in the entry file, where a section given
+        as a list of `$ref`s (`definitions: [{$ref: defs/a.yaml}, ...]`) is read as the
+        mapping they make together; None if nothing is there."""
+        entry = self.files.get(os.path.realpath(self.path))
+        if entry is None:
+            return None
+        try:
+            tokens = split("#" + fragment)
+        except PointerError:
+            return None
+        node: Any = entry.data
+        pointer = "#"
+        for token in tokens:
+            if isinstance(node, dict) and token in node:
+                node, pointer = node[token], pointer + "/" + escape_token(token)
+                continue
+            if not isinstance(node, list):
+                return None
+            for element in node:
+                found = self._bundled(element)
+                if found is not None and isinstance(found[0], dict) and token in found[0]:
+                    node = found[0][token]
+                    pointer = found[1] + "/" + escape_token(token)
+                    break
+            else:
+                return None
+        return pointer
+
+    def _bundled(self, element: Any) -> tuple[Any, str] | None:
+        """The value and bundle pointer a rewritten `{$ref: "#/x-mcpmint-files/..."}` names."""
+        if not isinstance(element, dict) or not isinstance(element.get("$ref"), str):
+            return None
+        ref = element["$ref"]
+        try:
+            tokens = split(ref)
+        except PointerError:
+            return None
+        if len(tokens) < 2 or tokens[0] != MOUNT_KEY:
+            return None
+        file = next((f for f in self.files.values() if f is not None and f.key == tokens[1]), None)
+        if file is None:
+            return None
+        try:
+            rest = "".join("/" + escape_token(t) for t in tokens[2:])
+            return resolve_pointer(file.data, "#" + rest), ref
+        except PointerError:
+            return None
 
     def _unresolved(self, where: str, ref: str, message: str, hint: str, pointer: str) -> str:
         """A warning, and the pointer to a permissive placeholder that stands in for `ref`.
