@@ -164,6 +164,13 @@ class _Builder:
     def locate(self, pointer: str) -> str:
         return self.doc.locate(pointer)
 
+    def example_of(self, node: Any) -> Any:
+        """The Example Object a `$ref` names (None when it names nothing)."""
+        try:
+            return refs.deref(self.data, node, "#")[0]
+        except refs.PointerError:
+            return None
+
     # ------------------------------------------------------------------ server
     def build(self) -> ir.Server | None:
         info = self.data.get("info") if isinstance(self.data.get("info"), Mapping) else {}
@@ -894,7 +901,7 @@ class _Builder:
             if description and "description" not in schema:
                 schema["description"] = description
             is_required = location == "path" or param.get("required") is True
-            args.add(argument, schema, is_required, _first_example(param))
+            args.add(argument, schema, is_required, _first_example(param, self.example_of))
             explode = param.get("explode")
             result.append(
                 ir.Parameter(
@@ -985,7 +992,7 @@ class _Builder:
             }
         else:
             schema = inputs.convert(media_node.get("schema", {}), schema_pointer)
-        body_example = _media_example(media_node) if not raw else _MISSING
+        body_example = _first_example(media_node, self.example_of) if not raw else _MISSING
         flat = _flattenable(schema) and (body_required or not schema.get("required"))
         if not flat:
             if essence == _MULTIPART_MEDIA:
@@ -1115,12 +1122,16 @@ def override_examples(
     return override.examples
 
 
-def _first_example(node: Mapping[str, Any]) -> Any:
+def _first_example(node: Mapping[str, Any], example_of: Any = None) -> Any:
+    """The first example of a parameter or media type; `example_of` follows an Example
+    Object given as a `$ref` (to `components/examples`)."""
     if "example" in node:
         return node["example"]
     examples = node.get("examples")
     if isinstance(examples, Mapping):
         for entry in examples.values():
+            if example_of is not None and refs.is_ref(entry):
+                entry = example_of(entry)
             if isinstance(entry, Mapping) and "value" in entry:
                 return entry["value"]
     schema = node.get("schema")
@@ -1143,10 +1154,6 @@ def _complete_example(example: dict[str, Any], schema: Mapping[str, Any]) -> dic
             if ok:
                 completed[name] = value
     return completed
-
-
-def _media_example(media: Mapping[str, Any]) -> Any:
-    return _first_example(media)
 
 
 def _essence(media: object) -> str:
