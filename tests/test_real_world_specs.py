@@ -125,7 +125,10 @@ def test_swagger2_operation_ref_keeps_its_body(tmp_path: Path) -> None:
         operationId: addPet
         consumes: [application/json]
         parameters:
-          - {name: body, in: body, required: true, schema: {type: object, properties: {name: {type: string}}}}
+          - name: body
+            in: body
+            required: true
+            schema: {type: object, properties: {name: {type: string}}}
         responses: {"200": {description: ok}}
         """,
         "ops/add.yaml",
@@ -361,7 +364,8 @@ def test_a_style_a_location_cannot_have_falls_back_to_its_default(tmp_path: Path
         /q:
           get:
             operationId: q
-            parameters: [{name: ids, in: query, style: simple, schema: {type: array, items: {type: string}}}]
+            parameters:
+              - {name: ids, in: query, style: simple, schema: {type: array, items: {type: string}}}
             responses: {"200": {description: ok}}
         """,
     )
@@ -482,7 +486,10 @@ def test_an_example_given_as_a_ref_to_components_examples_is_resolved(tmp_path: 
               required: true
               content:
                 application/json:
-                  schema: {type: object, properties: {name: {type: string}}, additionalProperties: false}
+                  schema:
+                    type: object
+                    properties: {name: {type: string}}
+                    additionalProperties: false
                   examples:
                     rex: {$ref: "#/components/examples/Rex"}
             responses: {"200": {description: ok}}
