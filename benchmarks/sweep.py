@@ -361,6 +361,7 @@ def run_one(
         "seconds": round(seconds, 2),
         "peak_mib": round((usage.ru_maxrss if usage else 0) / 1024),
         "check": check,
+        "out": str(out),
     }
 
 
