@@ -287,15 +287,19 @@ class _ModeConverter:
         self._needs: list[set[str]] = []
         self._deepest = 0
         self._finalized_defs: dict[str, Any] = {}
-        # Output mode: every node finished (`_finalize`) or split (`_split_type_lists`) so
-        # far, by identity, with what became of it; and the compaction's table of subschemas
-        # (compact.Interner). A response schema is mostly components, inlined: GitHub's
-        # `repository` is in hundreds of them, and is finished, split and compacted once.
+        # Output mode: every node finished (`_finalize`) so far, by identity, with what
+        # became of it. Both modes: every node split (`_split_type_lists`) and the
+        # compaction's table of subschemas (compact.Interner). A response schema is mostly
+        # components, inlined: GitHub's `repository` is in hundreds of them, and is finished,
+        # split and compacted once; the `$defs` of a cycle (Elasticsearch's query DSL, in the
+        # input of hundreds of tools) is finished, split and compacted once, not per tool.
         # Each entry holds its node, so the id is never reused; nothing after the build
-        # changes an output schema (compaction and the budget cut build new objects).
+        # changes a schema below its root (compaction and the budget cut build new objects;
+        # the frontends edit the pieces `convert` gives, which are fresh in input mode, and
+        # the roots before `finish`).
         self.finished: dict[int, tuple[Any, Any]] | None = {} if output else None
-        self.split: dict[int, tuple[Any, Any]] | None = {} if output else None
-        self.interner: Interner | None = Interner() if output else None
+        self.split: dict[int, tuple[Any, Any]] | None = {}
+        self.interner: Interner | None = Interner()
 
     # -- entry points ---------------------------------------------------------------------
 
@@ -370,14 +374,14 @@ class _ModeConverter:
         return _finalize(raw, output=self.output, shared=self.finished)
 
     def _finalized_def(self, target: str) -> Any:
-        # The same `$defs` body serves many tools; finish it once. An input root gets a copy
-        # (frontends edit input schemas); output roots share it, and its split form
-        # (`split`): Stripe's 468 responses each carry the same 92-schema cycle, and
-        # copying and splitting it per root was a fifth of the build.
+        # The same `$defs` body serves many tools; finish it once. Every root shares it, and
+        # its split form (`split`): Stripe's 468 responses each carry the same 92-schema
+        # cycle, and copying and splitting it per root was a fifth of the build; copying the
+        # query DSL's closure into each of Elasticsearch's 452 inputs, and compacting each
+        # copy anew, was most of a 93 s run.
         if target not in self._finalized_defs:
             self._finalized_defs[target] = self.finalize(self._bodies[target][0])
-        body = self._finalized_defs[target]
-        return body if self.output else _copy_data(body)
+        return self._finalized_defs[target]
 
     # -- diagnostics ----------------------------------------------------------------------
 
