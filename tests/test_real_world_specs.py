@@ -55,6 +55,11 @@ def tool(server: ir.Server, name: str) -> ir.Tool:
     return found
 
 
+def req(found: ir.Tool) -> ir.Request:
+    assert found.request is not None
+    return found.request
+
+
 def warnings(sink: DiagnosticSink) -> list[str]:
     return [d.message for d in sink.warnings]
 
@@ -108,13 +113,13 @@ def test_operation_ref_to_another_file_is_followed(tmp_path: Path) -> None:
           get: {$ref: "resources/droplets/list.yml"}
         """,
     )
-    names = {t.request.path: t.name for t in server.tools}
+    names = {req(t).path: t.name for t in server.tools}
     # One operationId at two paths: the key that sorts first keeps the name.
     assert names["/v2/droplets"] == "shop_list_droplets"
     assert names["/v2/sizes"].startswith("shop_list_droplets_")
     for found in server.tools:
         assert found.title == "List droplets"
-        assert [p.name for p in found.request.parameters] == ["per_page"]
+        assert [p.name for p in req(found).parameters] == ["per_page"]
     assert not sink.errors
 
 
@@ -146,7 +151,7 @@ def test_swagger2_operation_ref_keeps_its_body(tmp_path: Path) -> None:
     )
     server = build(spec, DiagnosticSink())
     [found] = server.tools
-    assert found.request.body is not None
+    assert req(found).body is not None
     assert "name" in found.input_schema["properties"]
 
 
@@ -195,7 +200,7 @@ def test_a_file_local_pointer_that_means_the_entry_reads_the_entry(tmp_path: Pat
     sink = DiagnosticSink()
     server = build(spec, sink)
     [found] = server.tools
-    assert [(p.location, p.name) for p in found.request.parameters] == [("path", "id")]
+    assert [(p.location, p.name) for p in req(found).parameters] == [("path", "id")]
     assert any("read in the entry spec" in m for m in warnings(sink))
 
 
@@ -238,8 +243,9 @@ def test_media_types_json_when_the_schema_says_json_raw_bytes_otherwise(
     )
     assert not sink.errors
     [found] = server.tools
-    assert found.request.body is not None
-    assert found.request.body.media_type == sent
+    body = req(found).body
+    assert body is not None
+    assert body.media_type == sent
     body_schemas = [s for s in found.input_schema["properties"].values() if isinstance(s, dict)]
     assert any(s.get("contentEncoding") == "base64" for s in body_schemas) is raw
     load_catalog(catalog(server))  # the runtime's own check accepts it
@@ -294,7 +300,7 @@ def test_an_empty_content_sends_no_body_with_a_warning(tmp_path: Path) -> None:
         """,
     )
     [found] = server.tools
-    assert found.request.body is None
+    assert req(found).body is None
     assert any("POST /ping: the request body names no media type" in m for m in warnings(sink))
 
 
@@ -317,8 +323,8 @@ async def test_a_path_key_with_a_query_string_gives_a_fixed_query_parameter(
         """,
     )
     assert not sink.errors
-    assert tool(server, "shop_create_response").request.path == "/responses"
-    assert tool(server, "shop_get_shared_link").request.path == "/files/{file_id}"
+    assert req(tool(server, "shop_create_response")).path == "/responses"
+    assert req(tool(server, "shop_get_shared_link")).path == "/files/{file_id}"
     assert any("holds a query string or a fragment" in m for m in warnings(sink))
     request = await call(server, "shop_create_response", {"beta": "true"})
     assert str(request.url) == "https://api.example.com/responses?beta=true"
@@ -351,7 +357,7 @@ def test_client_owned_and_credential_headers_are_left_out_with_a_warning(tmp_pat
     )
     assert not sink.errors
     [found] = server.tools
-    assert [p.name for p in found.request.parameters] == ["X-Trace"]
+    assert [p.name for p in req(found).parameters] == ["X-Trace"]
     assert any("'Content-Length' is left out" in m for m in warnings(sink))
     assert any("'x-api-key' is left out: the credential" in m for m in warnings(sink))
     load_catalog(catalog(server))
@@ -370,7 +376,7 @@ def test_a_style_a_location_cannot_have_falls_back_to_its_default(tmp_path: Path
         """,
     )
     [found] = server.tools
-    assert found.request.parameters[0].style == "form"
+    assert req(found).parameters[0].style == "form"
     assert any("style 'simple' is not one a query parameter can have" in m for m in warnings(sink))
 
 
@@ -439,7 +445,7 @@ def test_duplicate_operation_ids_are_told_apart_the_same_way_in_any_order(tmp_pa
     for order in (paths, paths[::-1]):
         server, sink = built(tmp_path, "".join(order))
         assert not sink.errors
-        names.append({t.request.path: t.name for t in server.tools})
+        names.append({req(t).path: t.name for t in server.tools})
         assert any("duplicate operationId 'Run'" in m for m in warnings(sink))
     assert names[0] == names[1]
     assert names[0]["/rpc/Run"] == "shop_run"  # its key sorts first: it keeps the name
