@@ -18,41 +18,41 @@ EXPECTED: dict[str, tuple[str, str]] = {
     "billion-laughs.yaml": ("specs/invalid/billion-laughs.yaml:20:6", "(max_nodes)"),
     "not-openapi.yaml": ("specs/invalid/not-openapi.yaml:2:1", "no `openapi` or `swagger` key"),
     "openapi-4.yaml": ("specs/invalid/openapi-4.yaml:2:1", "unsupported openapi version 4.0"),
-    "ref-outside.yaml": ("specs/invalid/ref-outside.yaml:16:17", "outside the spec folder"),
-    "ref-file-scheme.yaml": (
-        "specs/invalid/ref-file-scheme.yaml:16:17",
-        "outside the spec folder",
-    ),
-    # Unresolvable refs: a warning where the load stage meets them; errors only because the
-    # frontend cannot make a tool of an operation without its parameter, body or path item.
-    "ref-network.yaml": (
-        "specs/invalid/ref-network.yaml:12:11",
-        "operation GET /pets cannot become a tool: its parameter network $ref not fetched",
-    ),
-    "broken-pointer.yaml": (
-        "specs/invalid/broken-pointer.yaml:12:9",
-        "operation POST /pets cannot become a tool: its request body broken $ref "
-        "'#/components/requestBodies/Nope'",
-    ),
-    "ref-missing-file.yaml": (
-        "specs/invalid/ref-missing-file.yaml:9:5",
-        "path /pets: its path item $ref 'paths/missing.yaml#/pets': file "
-        "specs/invalid/paths/missing.yaml does not exist",
-    ),
-    # Found by the IR stage (frontends/openapi.py), at the second operationId.
-    "duplicate-operation-id.yaml": (
-        "specs/invalid/duplicate-operation-id.yaml:15:7",
-        "duplicate operationId 'getPet'",
-    ),
     "bad-json.json": ("specs/invalid/bad-json.json:11:9", "JSON syntax error"),
 }
 
-# Cases whose error comes from a stage after load and validate.
-LATER_STAGE = frozenset(
-    {
-        "duplicate-operation-id.yaml",
-        "ref-network.yaml",
-        "broken-pointer.yaml",
-        "ref-missing-file.yaml",
-    }
-)
+# Cases whose error comes from a stage after load and validate (none left: an operation that
+# cannot become a tool is left out with a warning, see DEGRADED).
+LATER_STAGE: frozenset[str] = frozenset()
+
+DEGRADED_DIR = "specs/degraded"
+
+# `specs/degraded/`: input that was once refused and now gives a server, with a located
+# warning saying what was left out or read otherwise. File name -> (location, a substring
+# of the warning).
+DEGRADED: dict[str, tuple[str, str]] = {
+    "ref-outside.yaml": (
+        "specs/degraded/ref-outside.yaml:16:17",
+        "points outside the spec folder; not read",
+    ),
+    "ref-file-scheme.yaml": (
+        "specs/degraded/ref-file-scheme.yaml:16:17",
+        "points outside the spec folder; not read",
+    ),
+    "ref-network.yaml": (
+        "specs/degraded/ref-network.yaml:9:5",
+        "operation GET /pets cannot become a tool (1 problem(s) above); left out",
+    ),
+    "broken-pointer.yaml": (
+        "specs/degraded/broken-pointer.yaml:9:5",
+        "operation POST /pets cannot become a tool (1 problem(s) above); left out",
+    ),
+    "ref-missing-file.yaml": (
+        "specs/degraded/ref-missing-file.yaml:9:5",
+        "path /pets: its path item $ref 'paths/missing.yaml#/pets'",
+    ),
+    "duplicate-operation-id.yaml": (
+        "specs/degraded/duplicate-operation-id.yaml:15:7",
+        "duplicate operationId 'getPet'",
+    ),
+}

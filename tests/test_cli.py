@@ -12,7 +12,7 @@ from mcpmint.diagnostics import DiagnosticSink
 from mcpmint.pipeline import build
 from mcpmint.render.templates import tool_definition
 
-from .invalid_cases import EXPECTED, INVALID_DIR
+from .invalid_cases import DEGRADED, DEGRADED_DIR, EXPECTED, INVALID_DIR
 from .support import REPO, mcpmint
 
 
@@ -29,6 +29,25 @@ def test_each_invalid_spec_gives_its_located_error_exit_2_and_writes_nothing(
     assert "Traceback" not in stderr + stdout
     assert not out.exists()
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("name", sorted(DEGRADED))
+def test_each_degraded_spec_gives_a_server_and_its_located_warning(
+    name: str, tmp_path: Path
+) -> None:
+    location, message = DEGRADED[name]
+    out = tmp_path / "out"
+    code, stdout, stderr = mcpmint("generate", f"{DEGRADED_DIR}/{name}", "-o", str(out))
+    assert code == 0, stdout + stderr
+    assert f"{location}: warning: " in stderr, stderr
+    assert message in stderr, stderr
+    assert ": error: " not in stderr and "Traceback" not in stderr + stdout
+    assert (out / "tools.lock.json").exists()
+
+
+def test_degraded_specs_all_have_an_expected_warning() -> None:
+    on_disk = {p.name for p in (REPO / DEGRADED_DIR).iterdir() if p.is_file()}
+    assert on_disk == set(DEGRADED)
 
 
 def test_invalid_specs_all_have_an_expected_diagnostic() -> None:
@@ -104,7 +123,7 @@ def test_R1_hand_edited_generated_file_is_refused_then_forced(tmp_path: Path) ->
     assert readme.read_text(encoding="utf-8") == "my own words\n"
 
 
-def test_G4_every_error_is_listed_with_its_location_not_just_the_first(tmp_path: Path) -> None:
+def test_G4_every_problem_is_listed_with_its_location_not_just_the_first(tmp_path: Path) -> None:
     spec = tmp_path / "spec.yaml"
     spec.write_text(
         """openapi: 3.0.3
@@ -127,11 +146,17 @@ paths:
     )
     out = tmp_path / "out"
     code, _, stderr = mcpmint("generate", str(spec), "-o", str(out))
-    assert code == 2
-    assert f"{spec}:10:7: error: duplicate operationId 'same'" in stderr
-    assert f"{spec}:11:19: error: security requirement names an undefined" in stderr
+    # None of them is fatal: a spec that can be read gives a server (issue 26).
+    assert code == 0, stderr
+    assert f"{spec}:10:7: warning: GET /b: duplicate operationId 'same'" in stderr
+    assert f"{spec}:11:19: warning: security requirement names an undefined" in stderr
     assert f"{spec}:14:5: warning: validation: 'responses' is a required" in stderr
-    assert not out.exists()
+    tools = json.loads((out / "src" / "broken_mcp" / "_generated" / "tools.json").read_text())
+    assert sorted(t["name"] for t in tools["tools"]) == [
+        "broken_other",
+        "broken_same",
+        "broken_same_db78",  # GET /b: the short hash of its key (no path parameter)
+    ]
 
 
 def assert_refused(code: int, stdout: str, stderr: str, out: Path, located: str) -> None:
@@ -197,7 +222,9 @@ def test_G5_a_cycle_through_the_data_generates_bounded_defs(tmp_path: Path) -> N
     assert sorted(tool["outputSchema"]["$defs"]) == ["A", "B"]
 
 
-def test_G5_a_ref_loop_that_describes_nothing_is_refused_naming_it(tmp_path: Path) -> None:
+def test_G5_a_ref_loop_that_describes_nothing_leaves_its_tool_out_naming_it(
+    tmp_path: Path,
+) -> None:
     spec = tmp_path / "cycle.yaml"
     spec.write_text(
         CYCLE_SPEC.format(
@@ -208,8 +235,20 @@ def test_G5_a_ref_loop_that_describes_nothing_is_refused_naming_it(tmp_path: Pat
     )
     out = tmp_path / "out"
     code, stdout, stderr = mcpmint("generate", str(spec), "-o", str(out))
-    assert_refused(code, stdout, stderr, out, f"{spec}:12:24: error: $ref '#/components/schemas/A'")
+    assert_left_out(
+        code, stdout, stderr, out, f"{spec}:12:24: warning: $ref '#/components/schemas/A'"
+    )
     assert "only leads to other $refs in a loop" in stderr
+
+
+def assert_left_out(code: int, stdout: str, stderr: str, out: Path, located: str) -> None:
+    """Exit 0, the located warning, the operation left out (no tool), no traceback."""
+    assert code == 0, stdout + stderr
+    assert located in stderr, stderr
+    assert "cannot become a tool" in stderr and "; left out" in stderr, stderr
+    assert "Traceback" not in stdout + stderr
+    [catalog] = out.glob("src/*/_generated/tools.json")
+    assert json.loads(catalog.read_text(encoding="utf-8"))["tools"] == []
 
 
 def _one_post(name: str, schema: dict[str, Any]) -> dict[str, Any]:
@@ -246,13 +285,15 @@ def test_G13_a_schema_500_levels_deep_is_refused_with_a_limit_message(tmp_path: 
     assert "nested deeper than 256 levels (max_depth)" in stderr
 
 
-def test_G13_ten_thousand_allof_branches_are_refused_with_a_limit_message(tmp_path: Path) -> None:
+def test_G13_ten_thousand_allof_branches_leave_the_tool_out_with_a_limit_message(
+    tmp_path: Path,
+) -> None:
     huge = {"allOf": [{"properties": {f"p{i}": {"type": "string"}}} for i in range(10_000)]}
     spec = tmp_path / "huge.json"
     spec.write_text(json.dumps(_one_post("Huge", huge)), encoding="utf-8")
     out = tmp_path / "out"
     code, stdout, stderr = mcpmint("generate", str(spec), "-o", str(out))
-    assert_refused(code, stdout, stderr, out, f"{spec}#/components/schemas/Huge/allOf: error: ")
+    assert_left_out(code, stdout, stderr, out, f"{spec}#/components/schemas/Huge/allOf: warning: ")
     assert "10000 branches, more than the limit of 1000" in stderr
 
 

@@ -951,13 +951,28 @@ def test_allof_branches_that_inherit_from_each_other_terminate() -> None:
     assert not _valid(result, {"c": 3})
 
 
-def test_schema_that_refers_to_itself_without_nesting_is_refused() -> None:
+def test_schema_that_refers_to_itself_without_nesting_drops_the_reference() -> None:
+    # A or string is string: the reference to itself says nothing (a warning, not an error).
     document = _spec({"A": {"anyOf": [{"$ref": "#/components/schemas/A"}, {"type": "string"}]}})
     result, sink = _convert(document, "#/components/schemas/A")
-    assert result["$defs"]["A"] == {}
-    [error] = sink.errors
-    assert error.location == "spec.yaml:#/components/schemas/A"
-    assert "refers back to itself without going down into the data" in error.message
+    assert result["$defs"]["A"] == {"anyOf": [{"type": "string"}]}
+    assert not sink.errors
+    [warning] = sink.warnings
+    assert warning.location == "spec.yaml:#/components/schemas/A"
+    assert "refers back to itself without going down into the data" in warning.message
+    assert _valid(result, "x") and not _valid(result, 1)
+
+
+def test_schemas_that_refer_to_each_other_without_nesting_end() -> None:
+    document = _spec(
+        {
+            "A": {"anyOf": [{"$ref": "#/components/schemas/B"}, {"type": "string"}]},
+            "B": {"allOf": [{"$ref": "#/components/schemas/A"}, {"minLength": 1}]},
+        }
+    )
+    result, sink = _convert(document, "#/components/schemas/A")
+    assert not sink.errors
+    assert _valid(result, "x")  # returns: no reference loops back on itself
 
 
 # -- input mode: strict ----------------------------------------------------------------------

@@ -225,25 +225,6 @@ def test_every_invalid_spec_has_an_expected_diagnostic() -> None:
     assert sorted(p.name for p in files) == sorted(EXPECTED)
 
 
-def test_the_duplicate_operation_id_case_passes_load_and_validate(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    # Its error belongs to the IR stage; here the spec must get through with warnings only.
-    monkeypatch.chdir(REPO)
-    sink = DiagnosticSink()
-
-    document = load_document(Path(INVALID_DIR) / "duplicate-operation-id.yaml", sink)
-    assert document is not None
-    version = validate_document(document, sink)
-
-    assert version is not None
-    assert sink.errors == []
-    assert (
-        document.locate("#/paths/~1pets~1{petId}/get/operationId")
-        == (EXPECTED["duplicate-operation-id.yaml"][0])
-    )
-
-
 # ---------------------------------------------------------------------- corpus
 def corpus_cases() -> list[Any]:
     rows = corpus_rows()

@@ -140,46 +140,82 @@ class NameRequest:
     source: str  # where the name comes from, for diagnostics: a location string
     key: str  # stable identity of the source, e.g. "GET /pets" (hashed for disambiguation)
     words: tuple[str, ...]
+    # Words that tell this source from another of the same name: its path parameters
+    # (`("comic", "id")` for `/{comicId}/info.0.json`), used after "by" on a collision.
+    qualifiers: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
 class NameCollision:
+    """Sources that gave the same name, and the name each one got instead."""
+
     name: str
     sources: tuple[str, ...]
+    resolved: tuple[str, ...] = ()  # the names given, in the order of `sources`
 
 
 def assign_tool_names(
     namespace: str, requests: Iterable[NameRequest], max_length: int = DEFAULT_MAX_TOOL_NAME
 ) -> tuple[dict[str, str], list[NameCollision]]:
-    """Map each request's key to a unique tool name, or report collisions.
+    """Map each request's key to a unique tool name; never fails.
 
-    Two sources whose full names are equal (`get-user` and `getUser`, G9) are a collision the
-    user must resolve: guessing which one keeps the plain name would make names depend on
-    spec order. Names that only collide because they were shortened to fit get a short
-    hash of their source key, which is stable across regenerations.
+    Sources whose full names are equal (two operations with one operationId, `get-user` and
+    `getUser` (G9), derived names of two paths) are told apart deterministically, whatever
+    the order of the spec: first by their path parameters (`get_comic` and
+    `get_comic_by_comic_id`), then, among those still equal, the one whose key sorts first
+    keeps the name and each other gets a short hash of its key (stable across regenerations).
+    Each such group is returned as a collision, for a warning. Names that only collide
+    because they were shortened to fit all get the short hash of their key.
     """
-    full: dict[str, list[NameRequest]] = {}
-    for request in requests:
-        full.setdefault("_".join([namespace, *request.words]), []).append(request)
-    collisions = [
-        NameCollision(name, tuple(sorted(r.source for r in group)))
-        for name, group in sorted(full.items())
-        if len(group) > 1
-    ]
-    fitted: dict[str, tuple[str, bool]] = {}
-    for group in full.values():
+    chosen = sorted(requests, key=lambda r: r.key)
+    words = {r.key: list(r.words) for r in chosen}
+    groups: dict[str, list[NameRequest]] = {}
+    for request in chosen:
+        groups.setdefault("_".join([namespace, *request.words]), []).append(request)
+    collided = {name: group for name, group in groups.items() if len(group) > 1}
+    for group in collided.values():
         for request in group:
-            fitted[request.key] = fit(namespace, list(request.words), max_length)
-    counts: dict[str, int] = {}
-    for name, _ in fitted.values():
-        counts[name] = counts.get(name, 0) + 1
+            if request.qualifiers:
+                words[request.key] += ["by", *request.qualifiers]
+    fitted = {key: fit(namespace, value, max_length) for key, value in words.items()}
     names: dict[str, str] = {}
-    for key, (name, shortened) in sorted(fitted.items()):
-        if shortened and counts[name] > 1:
-            suffix = "_" + short_hash(key)
-            name = name[: max_length - len(suffix)].rstrip("_") + suffix
-        names[key] = name
+    taken: set[str] = set()
+    by_name: dict[str, list[str]] = {}
+    for key, (name, _) in fitted.items():
+        by_name.setdefault(name, []).append(key)
+    for name, keys in sorted(by_name.items()):
+        shortened = any(fitted[key][1] for key in keys)
+        for index, key in enumerate(sorted(keys)):
+            if len(keys) == 1 or (index == 0 and not shortened):
+                names[key] = name
+            else:
+                names[key] = _suffixed(name, key, max_length)
+            taken.add(names[key])
+    # A suffixed name may still meet another's (rare): longer hashes until none does.
+    counts: dict[str, int] = {}
+    for name in names.values():
+        counts[name] = counts.get(name, 0) + 1
+    for key in sorted(names):
+        length = 4
+        while counts[names[key]] > 1 and length < 16:
+            counts[names[key]] -= 1
+            length += 2
+            names[key] = _suffixed(fitted[key][0], key, max_length, length)
+            counts[names[key]] = counts.get(names[key], 0) + 1
+    collisions = [
+        NameCollision(
+            name,
+            tuple(r.source for r in group),
+            tuple(names[r.key] for r in group),
+        )
+        for name, group in sorted(collided.items())
+    ]
     return names, collisions
+
+
+def _suffixed(name: str, key: str, max_length: int, length: int = 4) -> str:
+    suffix = "_" + short_hash(key, length)
+    return name[: max_length - len(suffix)].rstrip("_") + suffix
 
 
 def unique(name: str, taken: set[str], separator: str = "_") -> str:

@@ -262,15 +262,19 @@ class _ModeConverter:
         self._needs: list[set[str]] = []
         self._deepest = 0
         self._finalized_defs: dict[str, Any] = {}
-        # Output mode: every node finished (`_finalize`) or split (`_split_type_lists`) so
-        # far, by identity, with what became of it; and the compaction's table of subschemas
-        # (compact.Interner). A response schema is mostly components, inlined: GitHub's
-        # `repository` is in hundreds of them, and is finished, split and compacted once.
+        # Output mode: every node finished (`_finalize`) so far, by identity, with what
+        # became of it. Both modes: every node split (`_split_type_lists`) and the
+        # compaction's table of subschemas (compact.Interner). A response schema is mostly
+        # components, inlined: GitHub's `repository` is in hundreds of them, and is finished,
+        # split and compacted once; the `$defs` of a cycle (Elasticsearch's query DSL, in the
+        # input of hundreds of tools) is finished, split and compacted once, not per tool.
         # Each entry holds its node, so the id is never reused; nothing after the build
-        # changes an output schema (compaction and the budget cut build new objects).
+        # changes a schema below its root (compaction and the budget cut build new objects;
+        # the frontends edit the pieces `convert` gives, which are fresh in input mode, and
+        # the roots before `finish`).
         self.finished: dict[int, tuple[Any, Any]] | None = {} if output else None
-        self.split: dict[int, tuple[Any, Any]] | None = {} if output else None
-        self.interner: Interner | None = Interner() if output else None
+        self.split: dict[int, tuple[Any, Any]] | None = {}
+        self.interner: Interner | None = Interner()
 
     # -- entry points ---------------------------------------------------------------------
 
@@ -316,8 +320,23 @@ class _ModeConverter:
             )
             for target in sorted(closure)
         }
+        # A schema that names itself in place (`X: {anyOf: [{$ref: X}, Y]}`): X or Y is Y,
+        # X and Y is Y; the reference to itself is dropped (a warning), which says the same.
+        for target in sorted(t for t in closure if t in edges.get(t, [])):
+            own = _DEFS_PREFIX + self._graph.names[target]
+            body, height, deps = self._bodies[target]
+            self._bodies[target] = (_without_in_place(body, own), height, deps)
+            self._finalized_defs.pop(target, None)
+            edges[target] = [t for t in edges[target] if t != target]
+            self._owner.report(
+                "warning",
+                target,
+                "schema refers back to itself without going down into the data (through "
+                "$ref, allOf, anyOf or oneOf only); that reference says nothing and is dropped",
+            )
         for target in sorted(_cyclic_nodes(edges)):
-            self._error(
+            self._owner.report(
+                "warning",
                 target,
                 "schema refers back to itself without going down into the data (through "
                 "$ref, allOf, anyOf or oneOf only); no validator could finish, so it is emptied",
@@ -330,14 +349,14 @@ class _ModeConverter:
         return _finalize(raw, output=self.output, shared=self.finished)
 
     def _finalized_def(self, target: str) -> Any:
-        # The same `$defs` body serves many tools; finish it once. An input root gets a copy
-        # (frontends edit input schemas); output roots share it, and its split form
-        # (`split`): Stripe's 468 responses each carry the same 92-schema cycle, and
-        # copying and splitting it per root was a fifth of the build.
+        # The same `$defs` body serves many tools; finish it once. Every root shares it, and
+        # its split form (`split`): Stripe's 468 responses each carry the same 92-schema
+        # cycle, and copying and splitting it per root was a fifth of the build; copying the
+        # query DSL's closure into each of Elasticsearch's 452 inputs, and compacting each
+        # copy anew, was most of a 93 s run.
         if target not in self._finalized_defs:
             self._finalized_defs[target] = self.finalize(self._bodies[target][0])
-        body = self._finalized_defs[target]
-        return body if self.output else _copy_data(body)
+        return self._finalized_defs[target]
 
     # -- diagnostics ----------------------------------------------------------------------
 
@@ -926,6 +945,26 @@ def _in_place_refs(schema: Any) -> set[str]:
             value = node.get(key)
             stack.extend(value if isinstance(value, list) else [value])
     return found
+
+
+def _without_in_place(node: Any, own: str) -> Any:
+    """`node` without the references to `own` reached without going down into the data: a
+    branch `{$ref: own}` of allOf, anyOf or oneOf is dropped (a branch list left empty goes
+    too), and a `$ref: own` beside other keywords is dropped."""
+    if not isinstance(node, dict):
+        return node
+    out = {key: value for key, value in node.items() if not (key == "$ref" and value == own)}
+    for key in _IN_PLACE_KEYS:
+        value = out.get(key)
+        if isinstance(value, list):
+            kept = [_without_in_place(v, own) for v in value if v != {"$ref": own}]
+            if kept:
+                out[key] = kept
+            else:
+                del out[key]
+        elif isinstance(value, dict):
+            out[key] = _without_in_place(value, own)
+    return out
 
 
 def _without_self_reference(body: Any, own: str) -> Any:

@@ -10,9 +10,12 @@ external files are mounted whole under `x-mcpmint-files`, so later stages only e
 A `$ref` that cannot be resolved (a remote URL, which is never fetched; a missing file; a
 pointer to nothing) is not fatal: it is a located warning, and the reference is rewritten to a
 placeholder under `x-mcpmint-unresolved` that reads as a permissive schema. Where the reference
-had to be a parameter, a request body or a path item, the frontend makes that operation an
-error (or, with `--allow-partial`, leaves it out). A `$ref` that reaches outside the spec's
-folder stays an error: that is a refusal, not a gap.
+had to be a parameter, a request body, an operation or a path item, the frontend leaves that
+operation out with a warning naming it. A `$ref` that reaches outside the spec's
+folder (G6) is never read, whether or not the file exists (no answer tells which): the same
+warning and placeholder, with its own hint. A `$ref` to a file that is not YAML or JSON by
+its name (a Markdown description, a code sample, an XML example) is replaced by the file's
+text.
 """
 
 from __future__ import annotations
@@ -158,6 +161,7 @@ class _Bundler:
         self.queue: deque[_File] = deque()
         self.bytes_read = 0
         self.unresolved: dict[str, str] = {}  # problem -> placeholder key
+        self.root_reads: set[str] = set()  # local refs of other files read in the entry
         self.placeholders: dict[str, dict[str, Any]] = {}
 
     def run(self) -> RawDocument | None:
@@ -252,6 +256,10 @@ class _Bundler:
         self.bytes_read += len(raw)
         text = decode_utf8(raw, display)
         refs: list[tuple[dict[str, Any], _Place]] = []
+        if referrer is not None and _is_text_file(real):
+            # A `$ref` to a Markdown description, a code sample, an XML example: its text,
+            # as Redocly and Swagger UI read it (never parsed as YAML).
+            return text, FileSource(display, None), []
         if real.lower().endswith(".json"):
             return (*parse_json(text, display, self.limits, self.sink, refs), refs)
         if text.lstrip().startswith("{"):
@@ -275,6 +283,12 @@ class _Bundler:
         clean: dict[str, str] = {}
         for node, place in _ref_holders(file):
             ref = node["$ref"]
+            text = self._text_of(file, ref)
+            if text is not None and place is not None:
+                parent = _at(file.data, place[0])
+                if isinstance(parent, (dict, list)):
+                    parent[place[1]] = text  # type: ignore[index]
+                    continue
             new = clean.get(ref)
             if new is None:
                 reported = len(self.sink.items)
@@ -283,6 +297,24 @@ class _Bundler:
                     clean[ref] = new
             if new is not None:
                 node["$ref"] = new
+
+    def _text_of(self, file: _File, ref: str) -> str | None:
+        """The text of the file `ref` names whole, when it is read as text (`_is_text_file`):
+        the `$ref` is replaced by it (a description, a code sample's source)."""
+        location, _, fragment = ref.partition("#")
+        if not location or fragment or _SCHEME.match(location) or location.startswith("//"):
+            return None
+        try:
+            real = os.path.realpath(os.path.join(os.path.dirname(file.real), unquote(location)))
+        except (OSError, ValueError):
+            return None
+        if not _is_text_file(real) or not _inside(real, self.root) or not os.path.isfile(real):
+            return None
+        key = Path(os.path.relpath(real, self.root)).as_posix()
+        target = self._load(real, key, self._display(real), file.display)
+        if target is None or not isinstance(target.data, str):
+            return None
+        return target.data
 
     def _resolve(self, file: _File, ref: str, pointer: str) -> str | None:
         """The local pointer that replaces `ref`, or None (error reported)."""
@@ -306,6 +338,20 @@ class _Bundler:
         try:
             resolve_pointer(target.data, "#" + fragment)
         except PointerError:
+            if target is not file or not file.key:
+                pass
+            elif (meant := self._in_entry(fragment)) is not None:
+                # `#/definitions/X` in a file of paths, meaning the entry's definitions (as
+                # json-refs and swagger-cli read such specs): the entry's, said once a ref.
+                if ref not in self.root_reads:
+                    self.root_reads.add(ref)
+                    self.sink.warning(
+                        where,
+                        f"$ref {ref!r} names nothing in {file.display}; read in the entry "
+                        f"spec {self.path.as_posix()}, where it is",
+                        "write the path to the file that holds it (e.g. ../swagger.yaml#/...)",
+                    )
+                return meant
             return self._unresolved(
                 where,
                 ref,
@@ -314,6 +360,55 @@ class _Bundler:
                 pointer,
             )
         return _mount_pointer(target) + fragment
+
+    def _in_entry(self, fragment: str) -> str | None:
+        """The bundle pointer of `#fragment` read in the entry file, where a section given
+        as a list of `$ref`s (`definitions: [{$ref: defs/a.yaml}, ...]`) is read as the
+        mapping they make together; None if nothing is there."""
+        entry = self.files.get(os.path.realpath(self.path))
+        if entry is None:
+            return None
+        try:
+            tokens = split("#" + fragment)
+        except PointerError:
+            return None
+        node: Any = entry.data
+        pointer = "#"
+        for token in tokens:
+            if isinstance(node, dict) and token in node:
+                node, pointer = node[token], pointer + "/" + escape_token(token)
+                continue
+            if not isinstance(node, list):
+                return None
+            for element in node:
+                found = self._bundled(element)
+                if found is not None and isinstance(found[0], dict) and token in found[0]:
+                    node = found[0][token]
+                    pointer = found[1] + "/" + escape_token(token)
+                    break
+            else:
+                return None
+        return pointer
+
+    def _bundled(self, element: Any) -> tuple[Any, str] | None:
+        """The value and bundle pointer a rewritten `{$ref: "#/x-mcpmint-files/..."}` names."""
+        if not isinstance(element, dict) or not isinstance(element.get("$ref"), str):
+            return None
+        ref = element["$ref"]
+        try:
+            tokens = split(ref)
+        except PointerError:
+            return None
+        if len(tokens) < 2 or tokens[0] != MOUNT_KEY:
+            return None
+        file = next((f for f in self.files.values() if f is not None and f.key == tokens[1]), None)
+        if file is None:
+            return None
+        try:
+            rest = "".join("/" + escape_token(t) for t in tokens[2:])
+            return resolve_pointer(file.data, "#" + rest), ref
+        except PointerError:
+            return None
 
     def _unresolved(self, where: str, ref: str, message: str, hint: str, pointer: str) -> str:
         """A warning, and the pointer to a permissive placeholder that stands in for `ref`.
@@ -351,7 +446,7 @@ class _Bundler:
             return file, fragment
         scheme = _SCHEME.match(location)
         if scheme is not None and scheme.group().lower() == "file:":
-            raise Refused(where, f"$ref {ref!r} points outside the spec folder", _OUTSIDE_HINT)
+            raise _Unresolvable(where, _outside(ref), _OUTSIDE_HINT)
         if scheme is not None or location.startswith("//"):
             # Any other scheme names a resource we would have to fetch: never done.
             raise _Unresolvable(where, f"network $ref not fetched: {ref!r}", _NETWORK_HINT)
@@ -360,7 +455,7 @@ class _Bundler:
         except (OSError, ValueError):
             raise Refused(where, f"invalid $ref path {ref!r}", _MISSING_HINT) from None
         if not _inside(real, self.root):
-            raise Refused(where, f"$ref {ref!r} points outside the spec folder", _OUTSIDE_HINT)
+            raise _Unresolvable(where, _outside(ref), _OUTSIDE_HINT)
         display = self._display(real)
         if not os.path.exists(real):
             raise _Unresolvable(
@@ -368,6 +463,21 @@ class _Bundler:
             )
         key = Path(os.path.relpath(real, self.root)).as_posix()
         return self._load(real, key, display, where), fragment
+
+
+# Files a `$ref` may name whose content is data (parsed); any other file is read as text.
+_DATA_SUFFIXES = (".yaml", ".yml", ".json")
+
+
+def _is_text_file(real: str) -> bool:
+    """A file that is not YAML or JSON by its name: `.md`, `.txt`, `.xml`, `.py`, `.sh`...
+    A name without a suffix is read as data, as before."""
+    suffix = os.path.splitext(real)[1].lower()
+    return bool(suffix) and suffix not in _DATA_SUFFIXES
+
+
+def _outside(ref: str) -> str:
+    return f"$ref {ref!r} points outside the spec folder; not read"
 
 
 def _describe_top_level(value: Any) -> str:
@@ -421,6 +531,18 @@ def _ref_holders(file: _File) -> Iterator[tuple[dict[str, Any], _Place]]:
         else:
             continue
         stack.extend(reversed(children))
+
+
+def _at(data: Any, place: _Place) -> Any:
+    """The container at `place` in `data`."""
+    keys: list[str | int] = []
+    while place is not None:
+        place, key = place
+        keys.append(key)
+    node = data
+    for key in reversed(keys):
+        node = node[key]
+    return node
 
 
 def _pointer(place: _Place) -> str:

@@ -7,6 +7,8 @@ alike: same package names, same environment variables, same annotations.
 
 from __future__ import annotations
 
+import difflib
+import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -81,11 +83,18 @@ def security_requirements(
     locate: Callable[[str], str],
     sink: DiagnosticSink,
     undefined: tuple[str, str],
+    lenient: set[str] | None = None,
 ) -> tuple[tuple[ir.SchemeUse, ...], ...]:
     """The `security:` of the operation or tool `node` at `pointer` (else the document's) as
     alternatives of scheme uses. A scheme not in `known` is an error: `undefined` is its
     message (followed by the scheme) and hint. What is not a list of mappings is passed over
-    (an OpenAPI validator has reported it; a manifest's schema refuses it)."""
+    (an OpenAPI validator has reported it; a manifest's schema refuses it).
+
+    `lenient` (a spec's, not the operator's manifest): such a scheme is a warning instead,
+    once per place (`lenient` holds the places warned about). The scheme the spec most
+    plausibly meant (one known scheme of the same name in another case or spelling) is used
+    instead, said in the warning; without one, the alternative that needs it is dropped (the
+    operation is generated without it)."""
     if "security" in node:
         requirements, where = node["security"], refs.join(pointer, "security")
     else:
@@ -97,15 +106,48 @@ def security_requirements(
         if not isinstance(requirement, Mapping):
             continue
         uses: list[ir.SchemeUse] = []
+        dropped = False
         for scheme, scopes in requirement.items():
             if scheme not in known:
                 message, hint = undefined
-                sink.error(locate(refs.join(where, index, scheme)), f"{message} {scheme!r}", hint)
-                continue
+                place = locate(refs.join(where, index, scheme))
+                if lenient is None:
+                    sink.error(place, f"{message} {scheme!r}", hint)
+                    continue
+                meant = plausible_scheme(str(scheme), known)
+                if place not in lenient:
+                    lenient.add(place)
+                    sink.warning(
+                        place,
+                        f"{message} {scheme!r}; "
+                        + (
+                            f"read as the scheme {meant!r}, which it most plausibly means"
+                            if meant
+                            else "the operations that name it are generated without it"
+                        ),
+                        hint,
+                    )
+                if meant is None:
+                    dropped = True
+                    continue
+                scheme = meant
             scope_list = tuple(str(s) for s in scopes) if isinstance(scopes, list) else ()
             uses.append(ir.SchemeUse(str(scheme), scope_list))
+        if dropped and not uses:
+            continue  # needs only what cannot be sent: generated without it
         alternatives.append(tuple(sorted(uses, key=lambda u: u.scheme)))
     return tuple(alternatives)
+
+
+def plausible_scheme(name: str, known: set[str]) -> str | None:
+    """The one known scheme `name` most plausibly means: the same name in another case or
+    with other separators, else the one close spelling (difflib), else None."""
+    folded = re.sub(r"[^a-z0-9]", "", name.lower())
+    same = sorted(k for k in known if re.sub(r"[^a-z0-9]", "", k.lower()) == folded)
+    if len(same) == 1:
+        return same[0]
+    close = difflib.get_close_matches(name, sorted(known), n=2, cutoff=0.85)
+    return close[0] if len(close) == 1 else None
 
 
 # ---------------------------------------------------------------------- annotations

@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from fnmatch import fnmatchcase
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, urlsplit
 
 from jsonschema import Draft202012Validator
 
@@ -28,12 +28,17 @@ from mcpmint.build.namespaces import default_namespace
 from mcpmint.build.sample import sample_instance
 from mcpmint.build.schema import SchemaConverter, SchemaRoot
 from mcpmint.build.text import clean_text, instruction_like, one_line
-from mcpmint.build.toolmemo import ToolKeys, decoded, encode_tool, record_text
+from mcpmint.build.toolmemo import (
+    ToolKeys,
+    decoded,
+    encode_tool,
+    record_text,
+)
 from mcpmint.config import Override, Selection
 from mcpmint.diagnostics import DiagnosticSink, Level
 from mcpmint.load.document import RawDocument
 from mcpmint.load.specversion import SpecVersion
-from mcpmint.runtime.catalog import RESERVED_HEADERS
+from mcpmint.runtime.catalog import RESERVED_HEADERS, STYLES
 from mcpmint.write.cache import Memo
 
 # A security requirement that names no usable scheme: the message (then the name) and hint.
@@ -47,7 +52,7 @@ _LOCATION_ORDER = {"path": 0, "query": 1, "header": 2, "cookie": 3}
 _DEFAULT_STYLE = {"path": "simple", "query": "form", "header": "simple", "cookie": "form"}
 # OpenAPI: header parameters with these names "SHALL be ignored" (the spec has other ways).
 _IGNORED_HEADERS = frozenset({"accept", "content-type", "authorization"})
-_JSON_MEDIA = re.compile(r"^application/(.+\+)?json(;.*)?$", re.IGNORECASE)
+_JSON_MEDIA = re.compile(r"^[a-z0-9!#$&^_.+-]+/([^;,]*\+)?json([;,].*)?$", re.IGNORECASE)
 # After JSON, in this order of preference; any other media type whose schema is a binary string
 # (or absent) is sent as raw bytes, carried base64-encoded by one `body` argument.
 _SUPPORTED_BODY_MEDIA = ("application/x-www-form-urlencoded", "multipart/form-data", "text/plain")
@@ -77,12 +82,13 @@ class BuildOptions:
     include: Selection | None = None
     exclude: Selection | None = None
     overrides: tuple[Override, ...] = ()
-    # `--allow-partial`: an operation that cannot become a tool is left out with a warning.
+    # Accepted for compatibility: an operation that cannot become a tool is always left out
+    # with a located warning naming it (a spec that can be read gives a server).
     allow_partial: bool = False
 
 
-# An operation that cannot become a tool is an error that ends with this hint.
-_PARTIAL_HINT = "fix the spec there, or pass --allow-partial to generate the other tools without it"
+# An operation that cannot become a tool: the hint of the error that leaves it out.
+_PARTIAL_HINT = "fix the spec there; the other operations are generated without it"
 
 
 @dataclass
@@ -90,14 +96,22 @@ class _Operation:
     """One operation with everything the tool needs, before names are assigned."""
 
     method: str
-    path: str
-    pointer: str
+    path: str  # the path key as written (the operation's identity: "METHOD /path")
+    pointer: str  # where the operation's object is (after an operation-level `$ref`)
     operation: Mapping[str, Any]
     path_parameters: list[Any]
+    # A path key with a query string (`/responses?beta=true`): the fixed query parameters,
+    # sent by every call; a fragment (`/files/{id}#shared_link`) names a variant only.
+    fixed_query: tuple[tuple[str, str], ...] = ()
 
     @property
     def key(self) -> str:
         return f"{self.method.upper()} {self.path}"
+
+    @property
+    def request_path(self) -> str:
+        """The path the request goes to: the key without its query string and fragment."""
+        return _split_path_key(self.path)[0]
 
 
 def build_server(
@@ -144,6 +158,8 @@ class _Builder:
         self.sink = sink
         self.memo = memo
         self.skipped: list[str] = []
+        self.schemes: dict[str, ir.SecurityScheme] = {}
+        self.warned_schemes: set[str] = set()  # places of undefined schemes warned about
         self.cut_outputs: list[str] = []
         minor = 0 if (version.major, version.minor) == (3, 0) else 1
         self.converter = SchemaConverter(
@@ -161,6 +177,13 @@ class _Builder:
     def locate(self, pointer: str) -> str:
         return self.doc.locate(pointer)
 
+    def example_of(self, node: Any) -> Any:
+        """The Example Object a `$ref` names (None when it names nothing)."""
+        try:
+            return refs.deref(self.data, node, "#")[0]
+        except refs.PointerError:
+            return None
+
     # ------------------------------------------------------------------ server
     def build(self) -> ir.Server | None:
         info = self.data.get("info") if isinstance(self.data.get("info"), Mapping) else {}
@@ -168,6 +191,7 @@ class _Builder:
         title = one_line(str(info.get("title") or "API"))
         namespace = self.options.namespace or default_namespace(self.data, self.doc.path)
         security_schemes = self.security_schemes(namespace.upper())
+        self.schemes = {scheme.name: scheme for scheme in security_schemes}
         operations = self.operations()
         tools = self.tools(namespace, operations, {s.name for s in security_schemes})
         servers_check.check_servers(self.data, self.locate, self.sink, namespace.upper())  # G16
@@ -283,20 +307,59 @@ class _Builder:
         self, operation: Mapping[str, Any], pointer: str, known: set[str]
     ) -> tuple[tuple[ir.SchemeUse, ...], ...]:
         return common.security_requirements(
-            self.data, operation, pointer, known, self.locate, self.sink, _UNDEFINED_SCHEME
+            self.data,
+            operation,
+            pointer,
+            known,
+            self.locate,
+            self.sink,
+            _UNDEFINED_SCHEME,
+            lenient=self.warned_schemes,
         )
 
     # ------------------------------------------------------------------ operations
-    def operations(self) -> list[_Operation]:
-        paths = self.data.get("paths")
+    def path_items(self) -> list[tuple[str, Any, str]]:
+        """(path key, node, pointer) of each path item; `paths` itself may be a `$ref`, or a
+        list of `$ref`s each naming a mapping of path items (as some multi-file specs give it)."""
+        paths, pointer = self.deref(self.data.get("paths"), "#/paths")
         if paths is None:
             return []
-        if not isinstance(paths, Mapping):
+        if isinstance(paths, Mapping):
+            return [(str(key), node, refs.join(pointer, key)) for key, node in paths.items()]
+        if not isinstance(paths, list):
             self.sink.error(self.locate("#/paths"), "`paths` must be a mapping")
             return []
+        found: list[tuple[str, Any, str]] = []
+        seen: set[str] = set()
+        for index, element in enumerate(paths):
+            chunk, chunk_pointer = self.deref(element, refs.join(pointer, index))
+            if not isinstance(chunk, Mapping):
+                self.sink.warning(
+                    self.locate(refs.join(pointer, index)),
+                    "an entry of the list `paths` is not a mapping of path items; ignored",
+                    "`paths` should be a mapping from path to path item",
+                )
+                continue
+            for key, node in chunk.items():
+                if str(key) in seen:
+                    self.sink.warning(
+                        self.locate(refs.join(chunk_pointer, key)),
+                        f"path {key} is given twice in the list `paths`; the first is used",
+                    )
+                    continue
+                seen.add(str(key))
+                found.append((str(key), node, refs.join(chunk_pointer, key)))
+        if found:
+            self.sink.warning(
+                self.locate("#/paths"),
+                "`paths` is a list of references; read as the mapping they make together",
+                "OpenAPI wants `paths` to be a mapping from path to path item",
+            )
+        return found
+
+    def operations(self) -> list[_Operation]:
         found: list[_Operation] = []
-        for path, node in paths.items():
-            pointer = refs.join("#/paths", path)
+        for path, node, pointer in self.path_items():
             item, item_pointer = self.deref(node, pointer)
             reason = refs.unresolved(item)
             if reason is not None:
@@ -311,16 +374,43 @@ class _Builder:
             listed = item.get("parameters")
             shared: list[Any] = listed if isinstance(listed, list) else []
             shared_ptrs = [refs.join(item_pointer, "parameters", i) for i in range(len(shared))]
+            request_path, fixed = _split_path_key(path)
+            if request_path != path:
+                self.sink.warning(
+                    self.locate(pointer),
+                    f"path {path} holds a query string or a fragment: the request goes to "
+                    f"{request_path}"
+                    + (
+                        " with the fixed query " + "&".join(f"{k}={v}" for k, v in fixed)
+                        if fixed
+                        else ""
+                    ),
+                    "OpenAPI path keys hold no query string: declare query parameters",
+                )
             for method in HTTP_METHODS:
-                operation = item.get(method)
+                if method not in item:
+                    continue
+                # An operation may itself be a `$ref` (to another file, as multi-file specs
+                # often write them): followed, as Swagger UI and Redocly do.
+                operation, op_pointer = self.deref(item[method], refs.join(item_pointer, method))
+                reason = refs.unresolved(operation)
+                if reason is not None:
+                    key = f"{method.upper()} {path}"
+                    self.cannot_build(
+                        refs.join(item_pointer, method, "$ref"),
+                        f"operation {key} cannot become a tool: its operation {reason}",
+                        f"{key}: unresolvable operation $ref",
+                    )
+                    continue
                 if isinstance(operation, Mapping):
                     found.append(
                         _Operation(
                             method=method,
-                            path=str(path),
-                            pointer=refs.join(item_pointer, method),
+                            path=path,
+                            pointer=op_pointer,
                             operation=operation,
                             path_parameters=list(zip(shared, shared_ptrs, strict=True)),
+                            fixed_query=fixed,
                         )
                     )
         return found
@@ -338,7 +428,7 @@ class _Builder:
             name = names[op.key]
             before = len(self.sink.items)
             tool = self.reused_or_built(name, namespace, op, known_schemes, keys)
-            if self.options.allow_partial and self.partial(op, before):
+            if self.partial(op, before):
                 continue
             if tool is not None:
                 override = overrides.get(op.key)
@@ -346,17 +436,14 @@ class _Builder:
         return tools
 
     def cannot_build(self, pointer: str, message: str, skipped: str) -> None:
-        """An operation (or path) that cannot become a tool: an error, or with
-        `--allow-partial` a warning, and it is listed as left out."""
-        if self.options.allow_partial:
-            self.sink.warning(self.locate(pointer), message + "; left out (--allow-partial)")
-            self.skipped.append(skipped)
-        else:
-            self.sink.error(self.locate(pointer), message, _PARTIAL_HINT)
+        """An operation (or path) that cannot become a tool: a warning, and it is listed as
+        left out."""
+        self.sink.warning(self.locate(pointer), message + "; left out")
+        self.skipped.append(skipped)
 
     def partial(self, op: _Operation, before: int) -> bool:
-        """With `--allow-partial`: the errors reported while building `op` (from index
-        `before` on) become warnings and the operation is left out. True if it is."""
+        """The errors reported while building `op` (from index `before` on) become warnings
+        and the operation is left out, named in one more warning. True if it is."""
         items = self.sink.items
         found = [d for d in items[before:] if d.level is Level.ERROR]
         if not found:
@@ -367,8 +454,7 @@ class _Builder:
         ]
         self.sink.warning(
             self.locate(op.pointer),
-            f"operation {op.key} cannot become a tool ({len(found)} error(s) above); "
-            "left out (--allow-partial)",
+            f"operation {op.key} cannot become a tool ({len(found)} problem(s) above); left out",
         )
         self.skipped.append(f"{op.key}: {found[0].message}")
         return True
@@ -387,16 +473,24 @@ class _Builder:
                         str(op.operation.get("operationId") or ""), op.method, op.path
                     )
                 ),
+                qualifiers=tuple(
+                    word
+                    for wire in re.findall(r"\{([^{}]+)\}", op.request_path)
+                    for word in naming.words(wire)
+                ),
             )
             for op in operations
             if op.key not in overrides or overrides[op.key].name is None
         ]
         names, collisions = naming.assign_tool_names(namespace, requests, limit)
         for collision in collisions:
-            self.sink.error(
+            self.sink.warning(
                 collision.sources[0],
-                f"operations give the same tool name {collision.name!r}: "
-                + ", ".join(collision.sources),
+                f"operations give the same tool name {collision.name!r}; told apart as "
+                + ", ".join(
+                    f"{name} ({source})"
+                    for name, source in zip(collision.resolved, collision.sources, strict=True)
+                ),
                 "rename one operationId, or give one a name override in mcpmint.yaml",
             )
         # Names the operator chose: taken as written (namespaced), never shortened.
@@ -572,9 +666,10 @@ class _Builder:
                 self.sink.error(self.locate(where), "operationId must be a non-empty string")
                 continue
             if operation_id in seen:
-                self.sink.error(
+                self.sink.warning(
                     self.locate(where),
-                    f"duplicate operationId {operation_id!r}, first used at {seen[operation_id]}",
+                    f"{op.key}: duplicate operationId {operation_id!r}, first used at "
+                    f"{seen[operation_id]}; the tool names are told apart (see below)",
                     "operationIds must be unique across the document",
                 )
             else:
@@ -650,8 +745,16 @@ class _Builder:
         operation = op.operation
         inputs = self.converter.root("input")
         args = _Arguments()
+        security = self.security(operation, op.pointer, known_schemes)
+        # What the credentials of the operation's schemes set: no argument may set it too (G17).
+        credentials = {
+            (scheme.location, _wire_key(scheme.location, scheme.parameter))
+            for alternative in security
+            for use in alternative
+            if (scheme := self.schemes.get(use.scheme)) is not None and scheme.type == "apiKey"
+        }
 
-        parameters = self.parameters(op, inputs, args)
+        parameters = self.parameters(op, inputs, args, credentials)
         usable, body = self.request_body(op, inputs, args)
         if not usable:
             return None
@@ -701,8 +804,8 @@ class _Builder:
             output_wrap=wrap,
             examples=examples,
             annotations=annotations,
-            request=ir.Request(method, op.path, tuple(parameters), body, accept),
-            security=self.security(operation, op.pointer, known_schemes),
+            request=ir.Request(method, op.request_path, tuple(parameters), body, accept),
+            security=security,
             operation_id=str(operation.get("operationId") or ""),
             source=op.pointer,
             confirmation=ir.confirmation_for(self.options.confirmation, annotations),
@@ -713,6 +816,7 @@ class _Builder:
         op: _Operation,
         inputs: SchemaRoot,
         args: _Arguments,
+        credentials: set[tuple[str, str]] = frozenset(),  # type: ignore[assignment]
     ) -> list[ir.Parameter]:
         found = op.operation.get("parameters")
         own: list[Any] = found if isinstance(found, list) else []
@@ -739,7 +843,18 @@ class _Builder:
                 continue
             # Operation-level parameters override path-level ones with the same name and place.
             merged[(location, wire)] = (param, param_pointer)
-        placeholders = re.findall(r"\{([^{}]+)\}", op.path)
+        for wire, value in op.fixed_query:
+            if ("query", wire) not in merged:
+                fixed = {
+                    "name": wire,
+                    "in": "query",
+                    "required": True,
+                    "description": f"Fixed by the operation's path: always {value!r}.",
+                    "schema": {"type": "string", "enum": [value], "default": value},
+                    "example": value,
+                }
+                merged[("query", wire)] = (fixed, op.pointer)
+        placeholders = re.findall(r"\{([^{}]+)\}", op.request_path)
         for wire in placeholders:
             if ("path", wire) not in merged:
                 self.sink.warning(
@@ -755,7 +870,8 @@ class _Builder:
             if wire not in placeholders:
                 self.sink.warning(
                     self.locate(merged[(location, wire)][1]),
-                    f"path parameter {wire!r} does not appear in the path {op.path}; ignored",
+                    f"path parameter {wire!r} does not appear in the path {op.request_path}; "
+                    "ignored",
                 )
                 del merged[(location, wire)]
         ordered = sorted(merged.items(), key=lambda kv: (_LOCATION_ORDER[kv[0][0]], kv[0][1]))
@@ -766,6 +882,21 @@ class _Builder:
                     self.locate(pointer),
                     f"header parameter {wire!r} is ignored, as OpenAPI requires",
                     "use the security scheme or the media types to describe it",
+                )
+                continue
+            if location == "header" and wire.lower() in RESERVED_HEADERS:
+                self.sink.warning(
+                    self.locate(pointer),
+                    f"{op.key}: header parameter {wire!r} is left out: the HTTP client sets "
+                    "that header itself",
+                )
+                continue
+            if (location, _wire_key(location, wire)) in credentials:
+                self.sink.warning(
+                    self.locate(pointer),
+                    f"{op.key}: {location} parameter {wire!r} is left out: the credential of "
+                    "the operation's security scheme sets it",
+                    "the value comes from the environment, never from an argument (G17)",
                 )
                 continue
             argument = naming.argument_name(wire)
@@ -785,7 +916,7 @@ class _Builder:
                 argument,
                 schema,
                 is_required,
-                _first_example(param),
+                _first_example(param, self.example_of),
                 (f"the example of {location} parameter {wire!r}", _example_pointer(param, pointer)),
             )
             explode = param.get("explode")
@@ -806,6 +937,13 @@ class _Builder:
     ) -> tuple[dict[str, Any], str]:
         location = str(param["in"])
         style = str(param.get("style") or _DEFAULT_STYLE[location])
+        if style not in STYLES[location]:
+            self.sink.warning(
+                self.locate(refs.join(pointer, "style")),
+                f"style {style!r} is not one a {location} parameter can have; "
+                f"{_DEFAULT_STYLE[location]!r}, its default, is used",
+            )
+            style = _DEFAULT_STYLE[location]
         if "schema" in param:
             return inputs.convert(param["schema"], refs.join(pointer, "schema")), style
         content = param.get("content")
@@ -844,26 +982,24 @@ class _Builder:
         if not isinstance(body, Mapping) or not isinstance(body.get("content"), Mapping):
             return True, None
         content: Mapping[str, Any] = body["content"]
-        media = _pick_media(content)
-        if media is None:
-            self.sink.error(
+        if not content:
+            self.sink.warning(
                 self.locate(refs.join(pointer, "content")),
-                f"operation {op.key} cannot become a tool: request body media types "
-                + ", ".join(sorted(str(m) for m in content))
-                + " are not supported",
-                _PARTIAL_HINT,
+                f"{op.key}: the request body names no media type (`content: {{}}`); "
+                "the tool sends no body",
+                "give the body a media type and a schema",
             )
-            return False, None
+            return True, None
+        media, sent = _pick_media(content)
         media_node = content[media] if isinstance(content[media], Mapping) else {}
         body_required = body.get("required") is True
         schema_pointer = refs.join(pointer, "content", media, "schema")
-        essence = _essence(media)
+        essence = _essence(sent)
         also = _also_accepts(content, media)
-        raw = (
-            not _JSON_MEDIA.match(media)
-            and essence not in _SUPPORTED_BODY_MEDIA
-            and _binary(media_node.get("schema", {}), empty_too=True)
-        )
+        raw = not _JSON_MEDIA.match(sent) and essence not in _SUPPORTED_BODY_MEDIA
+        if sent != media:
+            also = f" Sent as {sent}." + also
+        media = sent
         if raw:
             schema: dict[str, Any] = {
                 "type": "string",
@@ -873,7 +1009,7 @@ class _Builder:
             }
         else:
             schema = inputs.convert(media_node.get("schema", {}), schema_pointer)
-        body_example = _media_example(media_node) if not raw else _MISSING
+        body_example = _first_example(media_node, self.example_of) if not raw else _MISSING
         body_origin = refs.join(pointer, "content", media)
         example_at = _example_pointer(media_node, body_origin) if not raw else body_origin
         flat = _flattenable(schema) and (body_required or not schema.get("required"))
@@ -1038,12 +1174,16 @@ def override_examples(
     return override.examples
 
 
-def _first_example(node: Mapping[str, Any]) -> Any:
+def _first_example(node: Mapping[str, Any], example_of: Any = None) -> Any:
+    """The first example of a parameter or media type; `example_of` follows an Example
+    Object given as a `$ref` (to `components/examples`)."""
     if "example" in node:
         return node["example"]
     examples = node.get("examples")
     if isinstance(examples, Mapping):
         for entry in examples.values():
+            if example_of is not None and refs.is_ref(entry):
+                entry = example_of(entry)
             if isinstance(entry, Mapping) and "value" in entry:
                 return entry["value"]
     schema = node.get("schema")
@@ -1080,29 +1220,67 @@ def _complete_example(example: dict[str, Any], schema: Mapping[str, Any]) -> dic
     return completed
 
 
-def _media_example(media: Mapping[str, Any]) -> Any:
-    return _first_example(media)
-
-
 def _essence(media: object) -> str:
-    return str(media).split(";")[0].strip().lower()
+    """`type/subtype` of a media type, lower case; a parameter list after `;` (or after a
+    `,`, as some specs write it: `application/json, okta-version=1.0.0`) is not part of it."""
+    return re.split(r"[;,]", str(media), maxsplit=1)[0].strip().lower()
 
 
-def _pick_media(content: Mapping[str, Any]) -> str | None:
-    """Prefer JSON; then forms, multipart, text; then raw bytes (see `_SUPPORTED_BODY_MEDIA`)."""
-    for media in content:
-        if _JSON_MEDIA.match(str(media)):
-            return str(media)
+def _normal_media(media: str) -> str:
+    """A media type as it is sent: its essence and parameters, `;`-separated."""
+    essence = _essence(media)
+    rest = str(media).strip()[len(essence) :].strip(" ;,")
+    params = [p.strip() for p in re.split(r"[;,]", rest) if "=" in p]
+    return "; ".join([essence, *params])
+
+
+def _json_like(essence: str) -> bool:
+    """JSON by its media type: `application/json`, `text/json`, `application/vnd.x+json`."""
+    return essence.endswith(("/json", "+json"))
+
+
+def _says_json(schema: Any) -> bool:
+    """A schema of a JSON value that is not a plain or binary string (an object, an array,
+    a number, a composition, a reference, or any value at all)."""
+    if not isinstance(schema, Mapping):
+        return False
+    if not schema:
+        return False  # no schema: nothing says JSON; raw bytes
+    return _types(schema) != {"string"} or bool(
+        {"$ref", "allOf", "anyOf", "oneOf"} & set(schema) and not _binary(schema)
+    )
+
+
+def _pick_media(content: Mapping[str, Any]) -> tuple[str, str]:
+    """The media type of `content` to send, and how it is sent (the media type of the
+    request): JSON first (by its media type: `text/json` and `+json` types too), then forms,
+    multipart and text, then a wildcard (`*/*`, `application/*`, `image/*`) read by its
+    schema (JSON when the schema says JSON, text for a `text/*` string, raw bytes
+    otherwise), then any other type as raw bytes, base64-encoded by one argument."""
+    listed = [str(media) for media in content]
+    for media in listed:
+        essence = _essence(media)
+        if _json_like(essence) and "*" not in essence:
+            return media, _normal_media(media)
     for wanted in _SUPPORTED_BODY_MEDIA:
-        for media in content:
+        for media in listed:
             if _essence(media) == wanted:
-                return str(media)
-    for media in content:
+                return media, _normal_media(media)
+    for media in listed:
+        essence = _essence(media)
+        if "*" not in essence:
+            continue
         node = content[media]
         schema = node.get("schema", {}) if isinstance(node, Mapping) else {}
-        if "/" in str(media) and isinstance(schema, Mapping) and _binary(schema, empty_too=True):
-            return str(media)
-    return None
+        if _json_like(essence) or _says_json(schema):
+            return media, "application/json"
+        if essence.startswith("text/") and not _binary(schema, empty_too=True):
+            return media, "text/plain"
+        return media, "application/octet-stream"
+    for media in listed:
+        if re.match(r"^[a-z0-9][a-z0-9!#$&^_.+-]*/[a-z0-9][a-z0-9!#$&^_.+-]*$", _essence(media)):
+            return media, _normal_media(media)
+    return listed[0], "application/octet-stream"
 
 
 def _binary(schema: Mapping[str, Any], *, empty_too: bool = False) -> bool:
@@ -1183,6 +1361,20 @@ def _flattenable(schema: Mapping[str, Any]) -> bool:
         and schema.get("additionalProperties") is False
         and "patternProperties" not in schema
     )
+
+
+def _wire_key(location: str, wire: str) -> str:
+    """A parameter's wire name as the upstream compares it: header names in any case."""
+    return wire.lower() if location == "header" else wire
+
+
+def _split_path_key(key: str) -> tuple[str, tuple[tuple[str, str], ...]]:
+    """A path key's request path and fixed query: `/responses?beta=true` -> (`/responses`,
+    (("beta", "true"),)); a fragment is dropped (`/files/{id}#shared_link` -> `/files/{id}`)."""
+    without_fragment = key.split("#", 1)[0]
+    path, _, query = without_fragment.partition("?")
+    fixed = tuple((name, value) for name, value in parse_qsl(query, keep_blank_values=True) if name)
+    return path or "/", fixed
 
 
 def _has_id(op: _Operation) -> bool:

@@ -266,6 +266,14 @@ class _Converter:
         if components:
             out["components"] = components
         paths = self.source.get("paths")
+        if isinstance(paths, list):  # a list of `$ref`s to mappings of path items: merged
+            merged: dict[str, Any] = {}
+            for index, element in enumerate(paths):
+                chunk, _ = self.deref(element, refs.join("#/paths", index))
+                if isinstance(chunk, Mapping):
+                    for path, item in chunk.items():
+                        merged.setdefault(str(path), item)
+            paths = merged if merged else paths
         if isinstance(paths, Mapping):
             out["paths"] = {
                 str(path): self.path_item(item, refs.join("#/paths", str(path)))
@@ -370,9 +378,12 @@ class _Converter:
         plain, _ = self.split_parameters(shared)
         for key, value in item.items():
             if key in HTTP_METHODS and isinstance(value, Mapping):
-                out[key] = self.operation(
-                    value, refs.join(pointer, key), refs.join(item_pointer, key), shared
-                )
+                # An operation given by `$ref` (to another file): followed.
+                op, op_pointer = self.deref(value, refs.join(item_pointer, key))
+                if not isinstance(op, Mapping) or refs.unresolved(op) is not None:
+                    out[key] = _fix_tree(value)
+                    continue
+                out[key] = self.operation(op, refs.join(pointer, key), op_pointer, shared)
             elif key == "parameters":
                 out[key] = self.parameter_list(plain, refs.join(pointer, "parameters"))
             elif key != "$ref":

@@ -401,7 +401,7 @@ def _body(
         boundary = boundary or new_boundary()
         content = _multipart(name, payload, body.encoding, boundary)
         return content, f"{essence}; boundary={boundary}"
-    if essence == _JSON_ESSENCE or essence.endswith("+json"):
+    if essence.endswith(("/json", "+json")):  # application/json, text/json, vnd...+json
         text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
         return text.encode("utf-8"), body.media_type
     # Any other media type is raw bytes, carried base64-encoded by one argument.

@@ -591,7 +591,7 @@ def _body(raw: Mapping[str, Any], p: str) -> Body:
     essence = media_type.split(";", 1)[0].strip().lower()
     if not _MEDIA_TYPE.match(essence):
         raise CatalogError(f"{p}/mediaType", f"unsupported request media type {media_type!r}")
-    raw_bytes = essence not in BODY_MEDIA_TYPES and not essence.endswith("+json")
+    raw_bytes = essence not in BODY_MEDIA_TYPES and not essence.endswith(("/json", "+json"))
     argument = raw.get("argument")
     if argument is not None and (not isinstance(argument, str) or not argument):
         raise CatalogError(f"{p}/argument", "must be null or an argument name")
