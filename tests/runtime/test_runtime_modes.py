@@ -401,7 +401,10 @@ def test_take_format_strips_the_argument_only_for_a_tool_with_a_projection() -> 
 
 # ---------------------------------------------------------------------- the index
 def test_terms_are_stemmed_lower_case_words_without_stop_words() -> None:
-    assert terms("List the Issues of a repo") == ["list", "issue", "repository"]
+    assert terms("List the Issues of a repo") == ["list", "issu", "repository"]
+    # Every form of a verb meets the others.
+    assert {terms(w)[0] for w in ("create", "creates", "created", "creating")} == {"creat"}
+    assert terms("running stopped") == ["run", "stop"]
     assert terms("createdAt pullRequests") == ["creat", "pull", "request"]
 
 
