@@ -24,7 +24,7 @@ from ..load import RawDocument
 from ..runtime.catalog import RESERVED_HEADERS
 from ..sample import sample_instance
 from ..schema import RefGraph, SchemaConverter, SchemaRoot
-from ..text import clean_text, instruction_like, one_line
+from ..text import clean_text, describe_operation, docs_base, instruction_like, one_line
 from ..toolmemo import ToolKeys, decoded, encode_tool, note_origin, record_text, tool_memo
 from ..validate import SpecVersion
 from . import common
@@ -662,8 +662,8 @@ class _Builder:
             input_schema["examples"] = list(examples)
         output_schema, wrap, accept = self.response(op)
 
-        summary = one_line(str(operation.get("summary") or ""))
-        description = clean_text(str(operation.get("description") or ""))
+        summary = str(operation.get("summary") or "")
+        description = str(operation.get("description") or "")
         for key, text in (("summary", summary), ("description", description)):
             phrase = instruction_like(text)
             if phrase:
@@ -673,13 +673,13 @@ class _Builder:
                     f"the {key} reads like an instruction to the model ({phrase[:60]!r})",
                     "review it; replace it with a `description` override in mcpmint.yaml",
                 )
-        title = summary or common.default_title(name[len(namespace) + 1 :])
-        full_description = (
-            "\n\n".join(
-                part for part in (summary, description if description != summary else "") if part
-            )
-            or f"{op.method.upper()} {op.path}"
+        title, full_description = describe_operation(
+            summary,
+            description,
+            common.default_title(name[len(namespace) + 1 :]),
+            docs_base(self.data),
         )
+        full_description = full_description or f"{op.method.upper()} {op.path}"
         if operation.get("deprecated") is True:
             full_description = "Deprecated. " + full_description
         method = op.method.upper()
@@ -810,6 +810,21 @@ class _Builder:
             )
         return {"type": "string"}, style
 
+    def _empty_body(self, body: Mapping[str, Any], pointer: str) -> bool:
+        """An optional request body whose every media type's schema has no properties."""
+        if body.get("required") is True:
+            return False
+        for media, node in body["content"].items():
+            schema = node.get("schema") if isinstance(node, Mapping) else None
+            schema, _ = self.deref(schema, refs.join(pointer, "content", media, "schema"))
+            if not isinstance(schema, Mapping) or schema.get("type") not in ("object", None):
+                return False
+            if schema.get("properties") or schema.get("additionalProperties") not in (None, False):
+                return False
+            if any(key in schema for key in ("allOf", "anyOf", "oneOf", "items")):
+                return False
+        return True
+
     def request_body(
         self,
         op: _Operation,
@@ -832,6 +847,8 @@ class _Builder:
         if not isinstance(body, Mapping) or not isinstance(body.get("content"), Mapping):
             return True, None
         content: Mapping[str, Any] = body["content"]
+        if op.method.lower() in ("get", "delete", "head") and self._empty_body(body, pointer):
+            return True, None  # Stripe's GETs: an optional body with nothing in it
         media = _pick_media(content)
         if media is None:
             self.sink.error(
