@@ -255,6 +255,9 @@ class ToolRouter:
                     description=tool.description,
                     tags=modes.tags.get(tool.name, ()),
                     path="" if tool.request is None else tool.request.path,
+                    parameters=tuple(tool.input_schema.get("properties", {})),
+                    namespace=catalog.server.namespace,
+                    method="" if tool.request is None else tool.request.method,
                 )
                 for tool in catalog.tools
                 if tool.name in allowed

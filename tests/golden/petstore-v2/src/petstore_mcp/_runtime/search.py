@@ -1,11 +1,23 @@
-"""Finding tools by words: a small BM25 index over the catalogue, for dynamic mode.
+"""Finding tools by words: a BM25F index over the catalogue, for dynamic mode.
 
-Each tool is a bag of words drawn from its name, title, tags, path and description, the first
-four weighted above the description (a summary says what a tool does; a long description
-mostly says how). Words are lower-cased, split at punctuation and camelCase, stemmed with a
-few suffix rules and stripped of stop words, so that "list the issues of a repository" meets
-"List repository issues". Pure Python, built when the server starts: a few milliseconds per
-thousand tools.
+Each tool is a set of weighted fields: its title (the summary: what the tool does), its name
+(without the namespace's words and a shortened name's hash), its tags, its path's resources
+(the literal segments, without versions and parameters), its parameters' names, and its
+description. Each field is length-normalised on its own (BM25F), so a long description
+neither drowns a short title nor penalises its tool.
+
+Words are lower-cased, split at punctuation and camelCase, stemmed by a few suffix rules and
+stripped of stop words. A query is read as a person writes it: values are not words to
+match (a number, an id such as `cus_OaR8x1` or `3f9a2b1`, a version, a quoted string), and
+each word also matches its general synonyms at a lower weight (stop ~ cancel, show ~ list,
+send ~ transfer, spend ~ cost ~ billing): the same everyday words for every API, not a list
+per API. Three preferences break near ties the way a person would: a tool whose title holds
+what was asked and little else; the object's own tool before a related object's (the tool
+whose path ends in something the query never named loses a little: "delete the branch" is
+not "delete the branch's protection"); and a narrow scope before a wide one unless the wide
+one is asked for ("for an enterprise", "for all namespaces").
+
+Pure Python, built when the server starts: a few milliseconds per hundred tools.
 """
 
 from __future__ import annotations
@@ -16,24 +28,54 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-__all__ = ["Document", "SearchIndex", "terms"]
+__all__ = ["Document", "SearchIndex", "query_terms", "terms"]
 
 # BM25's usual constants: term frequency saturation and length normalisation.
 _K1 = 1.2
 _B = 0.75
-_FIELD_WEIGHTS = {"name": 3.0, "title": 3.0, "tags": 2.0, "path": 1.5, "description": 1.0}
+_FIELD_WEIGHTS = {
+    "title": 3.0,
+    "name": 2.0,
+    "tags": 1.5,
+    "path": 1.5,
+    "parameters": 0.5,
+    "description": 1.0,
+}
+# The fields that say what a tool *is* (a match there is what was asked for).
+_STRONG = ("title", "name", "path", "tags")
 # Short fields where a repeated word adds nothing: its presence is what counts.
-_ONCE = frozenset({"name", "title", "tags"})
+_ONCE = frozenset({"name", "title", "tags", "path", "parameters"})
+# A synonym counts for this much of the word itself.
+_SYNONYM_WEIGHT = 0.6
 _WORD = re.compile(r"[A-Za-z][a-z]+|[A-Z]+(?![a-z])|[a-z]+|[0-9]+")
-# A word list reads better as words.
+# A shortened name ends in a hash of four or more hex digits after a truncated word.
+_HASH_SUFFIX = re.compile(r"(?:_[A-Za-z0-9]*)?_[0-9a-f]{4,8}$")
+_PATH_PARAMETER = re.compile(r"\{[^}]*\}")
+_VERSION = re.compile(r"^v?[0-9]+(\.[0-9]+)*$|^(api|rest)$", re.IGNORECASE)
+# A quoted value in a query ("alpine", 'In review') names data, not the operation.
+_QUOTED = re.compile(r"\"[^\"]*\"|“[^”]*”|(?<![A-Za-z])'[^']*'(?![A-Za-z])")
+
 _STOP_WORDS = (
     "a an and any are as at be by can do does for from give how i in into is it its "
-    "me my of on or our please show that the their them these this those to use we "
-    "what which who whom whose with you your"
+    "me my of on or our please that the their them these this those to we "
+    "what which who whom whose with you your there then than so just also very some "
+    "want need would could should will shall may might let lets using via"
 )
 _STOP = frozenset(_STOP_WORDS.split())
-# Short forms APIs write in names and paths ({repo}, /orgs/) next to the long forms people
-# say, and verbs that mean the same to an API: both sides of the index meet on the right.
+# Words a query says that narrow nothing by themselves but hint at a kind of operation;
+# kept (not stop words) only to reach their synonyms.
+_HINT_WORDS = {
+    "which": ("list",),
+    "what": ("list", "get"),
+    "who": ("list", "user", "member"),
+    "show": ("list", "get"),
+    "me": ("authenticated", "current"),
+    "my": ("authenticated", "current"),
+    "myself": ("authenticated", "current"),
+    "own": ("authenticated",),
+}
+# Short forms APIs write in names and paths ({repo}, /orgs/) and the long forms people say:
+# both sides of the index meet on the long form.
 _SHORT_FORMS = {
     "repo": "repository",
     "org": "organization",
@@ -47,46 +89,177 @@ _SHORT_FORMS = {
     "app": "application",
     "dir": "directory",
     "id": "identifier",
-    # Verbs people use for the same operation.
-    "remove": "delete",
-    "erase": "delete",
-    "retrieve": "get",
-    "fetch": "get",
-    "modify": "update",
-    "edit": "update",
-    "change": "update",
-    "make": "create",
-    "new": "create",
-    "write": "create",
-    "add": "create",
+    "cancell": "cancel",
+    "favourite": "favorite",
+    "colour": "color",
+    "licence": "license",
+    "authorise": "authorize",
+    "analyse": "analyze",
+    "dm": "direct",
+    "ci": "workflow",
+    "db": "database",
+    "pwd": "password",
+    "repositori": "repository",
 }
+# Everyday words for the same thing, general to APIs (verbs, then nouns). Each line is a
+# group: every word of it also matches the others, at `_SYNONYM_WEIGHT`.
+_SYNONYM_GROUPS = """
+get retrieve fetch read view see display look inspect detail describe lookup
+list all browse enumerate index
+create add new make open register establish publish submit generate initiate post store save
+update edit modify change set patch adjust configure rename
+delete remove erase destroy drop purge discard clear prune clean
+cancel stop abort halt terminate kill end interrupt
+start run begin launch trigger execute rerun resume spin
+send post transfer deliver dispatch notify email
+add assign attach invite append insert include grant
+remove unassign detach revoke kick uninvite
+search find query lookup filter match
+download export fetch
+upload import attach
+review reviewer approve approval
+cost spend spent billing bill usage price charge expense
+user member person people account profile teammate collaborator employee
+message chat post text
+file attachment document upload
+comment note reply remark
+online presence status available away active
+remind reminder
+vote upvote like
+watch watcher subscribe follow follower notify
+history log changelog audit timeline activity
+label tag
+ticket issue bug
+channel conversation room
+team group
+password secret credential
+token key credential
+diff compare difference comparison
+copy duplicate clone fork
+money fund balance amount
+pay payment charge payout
+refund reverse reversal return
+invoice bill
+discount coupon promotion
+chargeback dispute
+disk space storage usage
+notification notify alert
+move transition
+stats statistics metrics usage
+authenticated current self
+"""
+
+
+def _synonyms() -> dict[str, tuple[str, ...]]:
+    found: dict[str, list[str]] = {}
+    for line in _SYNONYM_GROUPS.strip().splitlines():
+        group = [_normal(word) for word in line.split()]
+        for word in group:
+            found.setdefault(word, [])
+            for other in group:
+                if other != word and other not in found[word]:
+                    found[word].append(other)
+    return {word: tuple(others) for word, others in found.items()}
 
 
 def _stem(word: str) -> str:
-    """A light suffix stripper: plurals, -ing, -ed; enough to meet the words people use."""
+    """A light suffix stripper: plurals, -ing, -ed and a final e, so that "create",
+    "creates", "created" and "creating" meet; enough for the words people use."""
+    stripped = False
     if len(word) > 4 and word.endswith("ies"):
-        return word[:-3] + "y"
-    if len(word) > 4 and word.endswith(("sses", "shes", "ches", "xes", "zes")):
-        return word[:-2]
-    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
-        return word[:-1]
+        word, stripped = word[:-3] + "y", False
+    elif len(word) > 4 and word.endswith(("sses", "shes", "ches", "xes", "zes")):
+        word = word[:-2]
+    elif len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        word = word[:-1]
     if len(word) > 5 and word.endswith("ing"):
-        return word[:-3]
-    if len(word) > 4 and word.endswith("ed") and not word.endswith("eed"):
-        return word[:-2] if not word.endswith("ied") else word[:-3] + "y"
+        word, stripped = word[:-3], True
+    elif len(word) > 4 and word.endswith("ied"):
+        word = word[:-3] + "y"
+    elif len(word) > 4 and word.endswith("ed") and not word.endswith("eed"):
+        word, stripped = word[:-2], True
+    if stripped and len(word) > 3 and word[-1] == word[-2] and word[-1] not in "lsz":
+        word = word[:-1]  # running -> run, stopped -> stop
+    if len(word) > 3 and word.endswith("e"):
+        word = word[:-1]
     return word
+
+
+def _normal(word: str) -> str:
+    word = _stem(word.lower())
+    return _SHORT_FORMS.get(word, word)
+
+
+_SYNONYMS = _synonyms()
+_HINTS = {word: tuple(_normal(w) for w in hints) for word, hints in _HINT_WORDS.items()}
 
 
 def terms(text: str) -> list[str]:
     """The index terms of `text`, in order (repeats kept)."""
-    found = []
-    for raw in _WORD.findall(text):
-        word = raw.lower()
-        if word in _STOP:
+    return [_normal(raw) for raw in _WORD.findall(text) if raw.lower() not in _STOP]
+
+
+def _is_value(chunk: str) -> bool:
+    """A query chunk that names a value rather than a word: it holds a digit (an issue
+    number, `cus_OaR8x1`, `3f9a2b1`, `v1.2.0`, `PROJ-123`)."""
+    return any(ch.isdigit() for ch in chunk)
+
+
+def query_terms(query: str) -> list[tuple[str, tuple[tuple[str, float], ...]]]:
+    """Each word of `query` that counts, with what it matches: itself (weight 1) and its
+    synonyms (less). Values (numbers, ids, versions, quoted strings) are left out."""
+    text = _QUOTED.sub(" ", query)
+    wanted: dict[str, tuple[tuple[str, float], ...]] = {}
+    for chunk in text.split():
+        if _is_value(chunk):
             continue
-        word = _stem(word)
-        found.append(_SHORT_FORMS.get(word, word))
-    return found
+        for raw in _WORD.findall(chunk):
+            lower = raw.lower()
+            hints = _HINTS.get(lower)
+            if hints is not None:
+                key = "?" + lower
+                if key not in wanted:
+                    wanted[key] = tuple((h, 0.3) for h in hints)
+                continue
+            if lower in _STOP:
+                continue
+            word = _normal(raw)
+            if word in wanted:
+                continue
+            matches = [(word, 1.0)]
+            matches += [(s, _SYNONYM_WEIGHT) for s in _SYNONYMS.get(word, ())]
+            wanted[word] = tuple(matches)
+    return list(wanted.items())
+
+
+# Verbs: when a query says one, a tool whose title and method say none of its kind comes
+# after the tools that do ("remove the image" is not "list the images").
+_VERB_WORDS = """
+get retrieve fetch read view see display look inspect describe lookup show check list browse
+enumerate create add new make open register establish publish submit generate initiate post
+store save update edit modify change set patch adjust configure rename delete remove erase
+destroy drop purge discard clear prune clean cancel stop abort halt terminate kill end
+interrupt start run begin launch trigger execute rerun resume spin send transfer deliver
+dispatch notify email assign attach invite append insert include grant unassign detach revoke
+kick uninvite search find query filter download export upload import approve merge fork copy
+duplicate clone move transition archive unarchive pin unpin star unstar restart pause unpause
+watch follow subscribe unsubscribe close reopen mark complete finish compare count test verify
+validate enable disable join leave connect disconnect push build lock unlock block unblock
+accept reject deny capture pay void finalize confirm expire resize rotate sync reset replace
+upvote vote
+"""
+_VERBS = frozenset(_normal(word) for word in _VERB_WORDS.split())
+_METHOD_VERBS = {
+    "GET": ("get", "list"),
+    "POST": ("create",),
+    "PUT": ("update", "set"),
+    "PATCH": ("update",),
+    "DELETE": ("delete",),
+}
+
+# Words that widen a tool's scope beyond the object asked about: a tool named for one of
+# them comes after its narrower twin unless the query says the word too.
+_SCOPE_WORDS = frozenset(_normal(w) for w in ("enterprise", "all", "global", "organization"))
 
 
 @dataclass(frozen=True)
@@ -98,32 +271,58 @@ class Document:
     description: str
     tags: Sequence[str] = ()
     path: str = ""
+    parameters: Sequence[str] = ()
+    namespace: str = ""
+    method: str = ""
+
+
+def _name_text(name: str, namespace: str) -> str:
+    if namespace and name.startswith(namespace + "_"):
+        name = name[len(namespace) + 1 :]
+    return _HASH_SUFFIX.sub("", name)
+
+
+def _path_parts(path: str) -> tuple[str, str]:
+    """The path's resources (literal segments, no versions) and its tail: the literal
+    segments after the last parameter (what the operation acts on beyond the object)."""
+    segments = [s for s in path.strip("/").split("/") if s]
+    literal = [s for s in segments if not _PATH_PARAMETER.search(s) and not _VERSION.match(s)]
+    last = max((i for i, s in enumerate(segments) if _PATH_PARAMETER.search(s)), default=-1)
+    tail = [s for s in segments[last + 1 :] if not _VERSION.match(s)] if last >= 0 else []
+    return " ".join(literal), " ".join(tail)
 
 
 class SearchIndex:
-    """BM25F over weighted fields; `search` answers with tool names, best first.
-
-    Each field is length-normalised on its own (BM25F), so a long description neither drowns
-    the words of a short title nor penalises the tool it belongs to.
-    """
+    """BM25F over weighted fields; `search` answers with tool names, best first."""
 
     def __init__(self, documents: Iterable[Document]) -> None:
         self._names: list[str] = []
         # Per tool, per field: term -> count; and the field's length in terms.
         self._fields: list[dict[str, Counter[str]]] = []
+        self._lengths: list[dict[str, int]] = []
+        self._tails: list[frozenset[str]] = []
+        self._scopes: list[frozenset[str]] = []
+        self._actions: list[frozenset[str]] = []
         postings: dict[str, set[int]] = {}
         totals: Counter[str] = Counter()
         for index, document in enumerate(documents):
+            resources, tail = _path_parts(document.path)
             texts = {
-                "name": document.name,
                 "title": document.title,
+                "name": _name_text(document.name, document.namespace),
                 "tags": " ".join(document.tags),
-                "path": document.path,
+                "path": resources,
+                "parameters": " ".join(document.parameters),
                 "description": document.description,
             }
             bags = {field: Counter(terms(text)) for field, text in texts.items()}
             self._names.append(document.name)
             self._fields.append(bags)
+            self._lengths.append({field: sum(bag.values()) for field, bag in bags.items()})
+            self._tails.append(frozenset(terms(tail)))
+            self._scopes.append(frozenset(bags["title"]) | frozenset(bags["name"]))
+            method = tuple(_normal(v) for v in _METHOD_VERBS.get(document.method.upper(), ()))
+            self._actions.append(frozenset(bags["title"]) | frozenset(bags["name"]) | set(method))
             for field, bag in bags.items():
                 totals[field] += sum(bag.values())
                 for term in bag:
@@ -141,35 +340,70 @@ class SearchIndex:
     def __len__(self) -> int:
         return len(self._names)
 
+    def _term_score(self, index: int, term: str) -> tuple[float, bool]:
+        """BM25F's saturated, weighted frequency of `term` in tool `index` (times its idf),
+        and whether a strong field holds it."""
+        weighted = 0.0
+        strong = False
+        fields = self._fields[index]
+        lengths = self._lengths[index]
+        for field, weight in _FIELD_WEIGHTS.items():
+            frequency = fields[field].get(term, 0)
+            if not frequency:
+                continue
+            if field in _ONCE:
+                frequency = 1  # "workflow runs for a workflow" is not twice as apt
+            strong = strong or field in _STRONG
+            norm = 1.0 - _B + _B * lengths[field] / self._averages[field]
+            weighted += weight * frequency / norm
+        return self._idf[term] * weighted / (_K1 + weighted), strong
+
     def search(self, query: str, limit: int = 8, allowed: Iterable[str] | None = None) -> list[str]:
         """The names of the `limit` best matches of `query` (ties by name), among `allowed`."""
         keep = None if allowed is None else frozenset(allowed)
+        wanted = query_terms(query)
+        candidates: set[int] = set()
+        for _, matches in wanted:
+            for term, _weight in matches:
+                candidates.update(self._postings.get(term, ()))
+        asked = {term for _, matches in wanted for term, _ in matches}
+        words = [key for key in (k for k, _ in wanted) if not key.startswith("?")]
+        verbs = {term for key, matches in wanted if key in _VERBS for term, _ in matches}
         scores: dict[int, float] = {}
-        query_terms = list(dict.fromkeys(terms(query)))
-        for term in query_terms:
-            idf = self._idf.get(term)
-            if idf is None:
+        for index in candidates:
+            if keep is not None and self._names[index] not in keep:
                 continue
-            for index in self._postings[term]:
-                weighted = 0.0
-                for field, bag in self._fields[index].items():
-                    frequency = bag.get(term, 0)
-                    if frequency and field in _ONCE:
-                        frequency = 1  # "workflow runs for a workflow" is not twice as apt
-                    if frequency:
-                        length = sum(bag.values()) / self._averages[field]
-                        weighted += _FIELD_WEIGHTS[field] * frequency / (1.0 - _B + _B * length)
-                scores[index] = scores.get(index, 0.0) + idf * weighted / (_K1 + weighted)
-        # A tool whose name or title holds every word asked for is what was asked for, and
-        # one whose title says nothing else is more so ("Create a pull request" over "Create
-        # a reaction for a pull request review comment"): both shares scale the score.
-        wanted = set(query_terms)
-        for index in scores:
-            fields = self._fields[index]
-            covered = sum(1 for t in wanted if t in fields["name"] or t in fields["title"])
-            title = fields["title"]
-            precise = sum(1 for t in title if t in wanted) / len(title) if title else 0.0
-            scores[index] *= (1.0 + covered / max(len(wanted), 1)) * (1.0 + 0.5 * precise)
+            total = 0.0
+            covered = 0.0
+            for _, matches in wanted:
+                best, best_strong = 0.0, 0.0
+                for term, weight in matches:
+                    if term not in self._idf:
+                        continue
+                    score, strong = self._term_score(index, term)
+                    best = max(best, weight * score)
+                    if strong:
+                        best_strong = max(best_strong, weight)
+                total += best
+                covered += best_strong
+            if total <= 0.0:
+                continue
+            # A tool whose title, name or path holds every word asked for is what was asked
+            # for; one whose title says little else is more so ("Create a pull request" over
+            # "Create a reaction for a pull request review comment").
+            title = self._fields[index]["title"]
+            precise = sum(n for t, n in title.items() if t in asked) / max(sum(title.values()), 1)
+            total *= (1.0 + covered / max(len(wanted), 1)) * (1.0 + 0.5 * precise)
+            # The object's own tool before a related object's.
+            tail = self._tails[index]
+            if tail and not tail & asked:
+                total *= 0.8
+            # The kind of action asked for.
+            if verbs and not verbs & self._actions[index]:
+                total *= 0.75
+            # A narrow scope before a wide one, unless asked.
+            if (self._scopes[index] & _SCOPE_WORDS) - set(words):
+                total *= 0.85
+            scores[index] = total
         ranked = sorted(scores, key=lambda i: (-scores[i], self._names[i]))
-        names = [self._names[i] for i in ranked if keep is None or self._names[i] in keep]
-        return names[:limit]
+        return [self._names[i] for i in ranked[:limit]]
