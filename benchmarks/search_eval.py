@@ -101,6 +101,7 @@ class Searcher:
             if "*" in body.get("mediaType", ""):
                 body["mediaType"] = "application/octet-stream"
         self.catalog = load_catalog(data)
+        self.raw_tools: list[dict[str, Any]] = data["tools"]
         allowed = {tool.name: tool for tool in self.catalog.tools}
         self.router = ToolRouter(self.catalog, allowed, environ={})
         self.search_name, self.describe_name, _ = meta_names(self.catalog.server.namespace)
@@ -120,6 +121,39 @@ class Searcher:
     def search(self, query: str, limit: int = LIMIT) -> list[str]:
         result = self.call(self.search_name, {"query": query, "limit": limit})
         return [match["name"] for match in (result.structured_content or {}).get("tools", [])]
+
+
+def size(value: Any) -> int:
+    """Bytes of `value` as compact JSON (how benchmarks/run.py sizes a tools/list)."""
+    return len(json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8"))
+
+
+def sizes(searcher: Searcher) -> dict[str, Any]:
+    """What the model reads besides search results: dynamic mode's tools/list, describe_tool's
+    answer for every tool (median and largest), and all mode's tools/list with and without
+    output schemas."""
+    dynamic = [
+        tool.model_dump(mode="json", by_alias=True, exclude_none=True)
+        for tool in searcher.router.meta_tools
+    ]
+    described = sorted(
+        len(content.text.encode("utf-8"))
+        for tool in searcher.catalog.tools
+        for content in searcher.call(searcher.describe_name, {"name": tool.name}).content
+    )
+    keys = ("name", "title", "description", "inputSchema", "outputSchema", "annotations")
+    every = [
+        {k: v for k, v in raw.items() if k in keys and v is not None} for raw in searcher.raw_tools
+    ]
+    return {
+        "dynamic_list": size({"tools": dynamic}),
+        "describe_median": described[len(described) // 2],
+        "describe_max": described[-1],
+        "all_list": size({"tools": every}),
+        "all_list_no_output": size(
+            {"tools": [{k: v for k, v in t.items() if k != "outputSchema"} for t in every]}
+        ),
+    }
 
 
 def _resolve(searcher: Searcher, operation: str, base_paths: tuple[str, ...]) -> list[str]:
@@ -157,6 +191,7 @@ def evaluate(name: str, cache: Path | None, show_misses: bool) -> dict[str, Any]
             if show_misses and half_name == "tuning" and rank != 1:
                 print(f"  [{name}] {task['query']!r}: want {sorted(wanted)}, got {found[:3]}")
         row[half_name] = {"tasks": len(half), **{f"top{k}": v for k, v in hits.items()}}
+    row.update(sizes(searcher))
     return row
 
 
@@ -177,6 +212,18 @@ def main() -> None:
             n = row[half]["tasks"]
             cells += [f"{row[half][f'top{k}']}/{n}" for k in (1, 3, 5)]
         print("| " + " | ".join(cells) + " |")
+    print()
+    print(
+        "| API | dynamic tools/list | describe median | describe largest "
+        "| all-mode tools/list | without output schemas |"
+    )
+    print("|---|---|---|---|---|---|")
+    for row in rows:
+        print(
+            f"| {row['api']} | {row['dynamic_list']:,} B | {row['describe_median']:,} B "
+            f"| {row['describe_max']:,} B | {row['all_list'] / 1e6:.2f} MB "
+            f"| {row['all_list_no_output'] / 1e6:.2f} MB |"
+        )
     if args.json:
         args.json.write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
 

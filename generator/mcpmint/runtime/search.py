@@ -66,9 +66,9 @@ _STOP = frozenset(_STOP_WORDS.split())
 # Words a query says that narrow nothing by themselves but hint at a kind of operation;
 # kept (not stop words) only to reach their synonyms.
 _HINT_WORDS = {
-    "which": ("list",),
+    "which": ("list", "get"),
     "what": ("list", "get"),
-    "who": ("list", "user", "member"),
+    "who": ("list", "get", "user", "member"),
     "show": ("list", "get"),
     "me": ("authenticated", "current"),
     "my": ("authenticated", "current"),
@@ -107,7 +107,7 @@ _SHORT_FORMS = {
 _SYNONYM_GROUPS = """
 get retrieve fetch read view see display look inspect detail lookup
 list all browse enumerate index
-create add new make open register establish publish submit generate initiate post store save
+create add new make open register establish publish submit generate initiate post store save write
 update edit modify change set patch adjust configure rename
 delete remove erase destroy drop purge discard clear prune clean
 cancel stop abort halt terminate kill end interrupt
@@ -281,7 +281,7 @@ def query_terms(query: str) -> list[tuple[str, tuple[tuple[str, float], ...]]]:
 _VERB_WORDS = """
 get retrieve fetch read view see display look inspect describe lookup show check list browse
 enumerate create add new make open register establish publish submit generate initiate post
-store save update edit modify change set patch adjust configure rename delete remove erase
+store save write update edit modify change set patch adjust configure rename delete remove erase
 destroy drop purge discard clear prune clean cancel stop abort halt terminate kill end
 interrupt start run begin launch trigger execute rerun resume spin send transfer deliver
 dispatch notify email assign attach invite append insert include grant unassign detach revoke
