@@ -59,20 +59,22 @@ _STOP_WORDS = (
     "a an and any are as at be by can do does for from give how i in into is it its "
     "me my of on or our please that the their them these this those to we "
     "what which who whom whose with you your there then than so just also very some "
-    "want need would could should will shall may might let lets using via"
+    "want need would could should will shall may might let lets using via up out off "
+    "right now again"
 )
 _STOP = frozenset(_STOP_WORDS.split())
 # Words a query says that narrow nothing by themselves but hint at a kind of operation;
 # kept (not stop words) only to reach their synonyms.
 _HINT_WORDS = {
-    "which": ("list",),
+    "which": ("list", "get"),
     "what": ("list", "get"),
-    "who": ("list", "user", "member"),
+    "who": ("list", "get", "user", "member"),
     "show": ("list", "get"),
     "me": ("authenticated", "current"),
     "my": ("authenticated", "current"),
     "myself": ("authenticated", "current"),
     "own": ("authenticated",),
+    "i": ("authenticated", "current"),
 }
 # Short forms APIs write in names and paths ({repo}, /orgs/) and the long forms people say:
 # both sides of the index meet on the long form.
@@ -99,14 +101,13 @@ _SHORT_FORMS = {
     "ci": "workflow",
     "db": "database",
     "pwd": "password",
-    "repositori": "repository",
 }
 # Everyday words for the same thing, general to APIs (verbs, then nouns). Each line is a
 # group: every word of it also matches the others, at `_SYNONYM_WEIGHT`.
 _SYNONYM_GROUPS = """
-get retrieve fetch read view see display look inspect detail describe lookup
+get retrieve fetch read view see display look inspect detail lookup
 list all browse enumerate index
-create add new make open register establish publish submit generate initiate post store save
+create add new make open register establish publish submit generate initiate post store save write
 update edit modify change set patch adjust configure rename
 delete remove erase destroy drop purge discard clear prune clean
 cancel stop abort halt terminate kill end interrupt
@@ -144,9 +145,37 @@ discount coupon promotion
 chargeback dispute
 disk space storage usage
 notification notify alert
+vulnerability vulnerable advisory alert security
+unused dangling orphaned stale idle
+login logged signin authenticated session
 move transition
 stats statistics metrics usage
 authenticated current self
+enable activate turn
+disable deactivate suspend
+deploy deployment release rollout
+revert rollback undo restore
+mute snooze silence
+accept approve confirm
+reject deny decline
+link connect associate
+unlink disconnect dissociate
+setting preference configuration option
+permission access role right
+photo picture avatar icon
+webhook hook callback
+customer client buyer
+product item sku catalog
+company organization tenant workspace
+folder directory collection
+error failure incident exception
+job task
+latest newest recent last
+close resolve complete finish done
+schedule later scheduled
+report analytics insight
+quota limit
+count total many number
 """
 
 
@@ -172,6 +201,18 @@ def _stem(word: str) -> str:
         word = word[:-2]
     elif len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
         word = word[:-1]
+    if len(word) > 6 and word.endswith("ility"):
+        word = word[:-5] + "le"  # availability -> available
+    elif len(word) > 5 and word.endswith("ee") and not word.endswith(("free", "tree")):
+        word = word[:-2]  # assignee -> assign, employee -> employ
+    if len(word) > 7 and word.endswith("ship"):
+        word = word[:-4]  # membership -> member
+    elif len(word) > 9 and word.endswith("ation"):
+        word = word[:-5]  # configuration -> configur(e), invitation -> invit(e)
+    elif len(word) > 7 and word.endswith(("ion", "ment")):
+        word = word[: -3 if word.endswith("ion") else -4]  # connection, deployment
+    elif len(word) > 6 and word.endswith("or") and not word.endswith("oor"):
+        word = word[:-2]  # contributor -> contribut(e), collaborator
     if len(word) > 5 and word.endswith("ing"):
         word, stripped = word[:-3], True
     elif len(word) > 4 and word.endswith("ied"):
@@ -187,7 +228,8 @@ def _stem(word: str) -> str:
 
 def _normal(word: str) -> str:
     word = _stem(word.lower())
-    return _SHORT_FORMS.get(word, word)
+    long = _SHORT_FORMS.get(word)
+    return word if long is None else _stem(long)
 
 
 _SYNONYMS = _synonyms()
@@ -224,7 +266,9 @@ def query_terms(query: str) -> list[tuple[str, tuple[tuple[str, float], ...]]]:
             if lower in _STOP:
                 continue
             word = _normal(raw)
-            if word in wanted:
+            said = next((k for k, m in wanted.items() if any(word == t for t, _ in m)), None)
+            if said is not None:  # "look up the details": one wish said twice, both exact
+                wanted[said] = tuple((t, 1.0 if t == word else w) for t, w in wanted[said])
                 continue
             matches = [(word, 1.0)]
             matches += [(s, _SYNONYM_WEIGHT) for s in _SYNONYMS.get(word, ())]
@@ -237,7 +281,7 @@ def query_terms(query: str) -> list[tuple[str, tuple[tuple[str, float], ...]]]:
 _VERB_WORDS = """
 get retrieve fetch read view see display look inspect describe lookup show check list browse
 enumerate create add new make open register establish publish submit generate initiate post
-store save update edit modify change set patch adjust configure rename delete remove erase
+store save write update edit modify change set patch adjust configure rename delete remove erase
 destroy drop purge discard clear prune clean cancel stop abort halt terminate kill end
 interrupt start run begin launch trigger execute rerun resume spin send transfer deliver
 dispatch notify email assign attach invite append insert include grant unassign detach revoke
@@ -256,6 +300,28 @@ _METHOD_VERBS = {
     "PATCH": ("update",),
     "DELETE": ("delete",),
 }
+
+_QUESTION_WORDS = """
+is are am was were does do did has have can could how who whom which what where when whose why
+"""
+_QUESTION = frozenset(_QUESTION_WORDS.split())
+_READ = frozenset({_normal("get"), _normal("list")})
+
+
+def _verbs(
+    query: str, wanted: list[tuple[str, tuple[tuple[str, float], ...]]]
+) -> tuple[set[str], set[str]]:
+    """The terms of the query's leading verb (a question's: get, list) and of all its verbs:
+    "show the disputes opened against me" shows; "opened" only describes."""
+    words = _WORD.findall(query)
+    every = {term for key, matches in wanted if key in _VERBS for term, _ in matches}
+    if words and words[0].lower() in _QUESTION:
+        return set(_READ), every | _READ
+    for key, matches in wanted:
+        if key in _VERBS:
+            return {term for term, _ in matches}, every
+    return set(), every
+
 
 # Words that widen a tool's scope beyond the object asked about: a tool named for one of
 # them comes after its narrower twin unless the query says the word too.
@@ -292,6 +358,15 @@ def _path_parts(path: str) -> tuple[str, str]:
     return " ".join(literal), " ".join(tail)
 
 
+def _actions(title: str, name: str) -> frozenset[str]:
+    """What a tool does: its title's leading verb ("Check if a user can be assigned" checks),
+    else every word of its title and name (a title that starts with a noun)."""
+    words = terms(title)
+    if words and words[0] in _VERBS:
+        return frozenset(words[:1])
+    return frozenset(words) | frozenset(terms(name))
+
+
 class SearchIndex:
     """BM25F over weighted fields; `search` answers with tool names, best first."""
 
@@ -322,7 +397,7 @@ class SearchIndex:
             self._tails.append(frozenset(terms(tail)))
             self._scopes.append(frozenset(bags["title"]) | frozenset(bags["name"]))
             method = tuple(_normal(v) for v in _METHOD_VERBS.get(document.method.upper(), ()))
-            self._actions.append(frozenset(bags["title"]) | frozenset(bags["name"]) | set(method))
+            self._actions.append(_actions(texts["title"], texts["name"]) | set(method))
             for field, bag in bags.items():
                 totals[field] += sum(bag.values())
                 for term in bag:
@@ -368,7 +443,8 @@ class SearchIndex:
                 candidates.update(self._postings.get(term, ()))
         asked = {term for _, matches in wanted for term, _ in matches}
         words = [key for key in (k for k, _ in wanted) if not key.startswith("?")]
-        verbs = {term for key, matches in wanted if key in _VERBS for term, _ in matches}
+        # The verbs asked for: the leading one (a question asks for a read), and the others.
+        lead, verbs = _verbs(query, wanted)
         scores: dict[int, float] = {}
         for index in candidates:
             if keep is not None and self._names[index] not in keep:
@@ -398,9 +474,9 @@ class SearchIndex:
             tail = self._tails[index]
             if tail and not tail & asked:
                 total *= 0.8
-            # The kind of action asked for.
-            if verbs and not verbs & self._actions[index]:
-                total *= 0.75
+            # The kind of action asked for: the leading verb's, or at least another's.
+            if lead and not lead & self._actions[index]:
+                total *= 0.9 if verbs & self._actions[index] else 0.75
             # A narrow scope before a wide one, unless asked.
             if (self._scopes[index] & _SCOPE_WORDS) - set(words):
                 total *= 0.85
