@@ -22,7 +22,7 @@ from ..config import Override, Selection
 from ..diagnostics import DiagnosticSink, Level
 from ..load import RawDocument
 from ..runtime.catalog import RESERVED_HEADERS
-from ..sample import sample_instance
+from ..sample import drop_invalid_examples, teaching_instance
 from ..schema import RefGraph, SchemaConverter, SchemaRoot
 from ..text import clean_text, describe_operation, docs_base, instruction_like, one_line
 from ..toolmemo import ToolKeys, decoded, encode_tool, note_origin, record_text, tool_memo
@@ -655,7 +655,13 @@ class _Builder:
         }
         if args.required:
             input_root["required"] = args.required
-        input_schema = inputs.finish(input_root)
+        input_schema, refused = drop_invalid_examples(inputs.finish(input_root))
+        for where in refused:
+            self.sink.warning(
+                self.locate(op.pointer),
+                f"an example in the input schema does not match its schema at {where}; "
+                "it is left out",
+            )
         example = _complete_example(args.example, input_schema) if args.example else {}
         examples = self.checked_examples(input_schema, [example] if example else [], op.pointer)
         if examples:
@@ -1023,18 +1029,20 @@ def _first_example(node: Mapping[str, Any]) -> Any:
 
 
 def _complete_example(example: dict[str, Any], schema: Mapping[str, Any]) -> dict[str, Any]:
-    """The spec's example values, plus sampled values for required arguments it leaves out.
+    """The spec's example values, plus values for the required arguments it leaves out where
+    their schema says what a real one looks like; else no example ({}).
 
     Specs often give an example for the body but not for the path parameters; the tool's
-    example must be a whole, valid call.
+    example must be a whole, valid call, and never teach a placeholder (`"owner": "string"`).
     """
     completed = dict(example)
     properties = schema.get("properties", {})
     for name in schema.get("required", []):
         if name not in completed and name in properties:
-            ok, value = sample_instance(properties[name], schema.get("$defs"))
-            if ok:
-                completed[name] = value
+            ok, value = teaching_instance(properties[name], schema.get("$defs"))
+            if not ok:
+                return {}
+            completed[name] = value
     return completed
 
 
