@@ -47,6 +47,8 @@ _STRONG = ("title", "name", "path", "tags")
 _ONCE = frozenset({"name", "title", "tags", "path", "parameters"})
 # A synonym counts for this much of the word itself.
 _SYNONYM_WEIGHT = 0.6
+# A question word or "my" hints at what is wanted (a read, the current user), weakly.
+_HINT_WEIGHT = 0.3
 # How much a tool's score grows with the share of the query its strong fields hold, and
 # with the share of its title the query asked for; and what each preference costs the tool
 # that does not meet it (see `SearchIndex.search`).
@@ -271,7 +273,7 @@ def query_terms(query: str) -> list[tuple[str, tuple[tuple[str, float], ...]]]:
             if hints is not None:
                 key = "?" + lower
                 if key not in wanted:
-                    wanted[key] = tuple((h, 0.3) for h in hints)
+                    wanted[key] = tuple((h, _HINT_WEIGHT) for h in hints)
                 continue
             if lower in _STOP:
                 continue
@@ -330,6 +332,8 @@ def _verbs(
     for key, matches in wanted:
         if key in _VERBS:
             return {term for term, _ in matches}, every
+        if key.startswith("?") and _normal(key[1:]) in _VERBS:  # "show": a read
+            return {term for term, _ in matches if term in _VERBS}, every | _READ
     return set(), every
 
 
