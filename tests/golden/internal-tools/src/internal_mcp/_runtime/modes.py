@@ -265,7 +265,7 @@ class ToolRouter:
                     description=tool.description,
                     tags=modes.tags.get(tool.name, ()),
                     path="" if tool.request is None else tool.request.path,
-                    parameters=tuple(tool.input_schema.get("properties", {})),
+                    parameters=_parameter_words(tool.input_schema),
                     namespace=catalog.server.namespace,
                     method="" if tool.request is None else tool.request.method,
                 )
@@ -374,6 +374,18 @@ class ToolRouter:
                     f'{self._describe} with "outputSchema": true gives the result\'s schema.'
                 )
         return _structured(answer)
+
+
+def _parameter_words(schema: Mapping[str, Any]) -> tuple[str, ...]:
+    """Each argument's name and the first sentence of its description: what a tool can be
+    asked for ("only running containers", "issues assigned to a user")."""
+    words = []
+    properties = schema.get("properties")
+    for name, prop in (properties if isinstance(properties, Mapping) else {}).items():
+        text = prop.get("description", "") if isinstance(prop, Mapping) else ""
+        first = _SENTENCE.split(text, 1)[0] if isinstance(text, str) else ""
+        words.append(f"{name} {first[:_ONE_LINE]}")
+    return tuple(words)
 
 
 def _after_title(description: str, title: str) -> str:

@@ -47,6 +47,18 @@ _STRONG = ("title", "name", "path", "tags")
 _ONCE = frozenset({"name", "title", "tags", "path", "parameters"})
 # A synonym counts for this much of the word itself.
 _SYNONYM_WEIGHT = 0.6
+# A question word or "my" hints at what is wanted (a read, the current user), weakly.
+_HINT_WEIGHT = 0.3
+# How much a tool's score grows with the share of the query its strong fields hold, and
+# with the share of its title the query asked for; and what each preference costs the tool
+# that does not meet it (see `SearchIndex.search`).
+_COVERED = 1.0
+_PRECISE = 1.0
+_OTHER_OBJECT = 0.8
+_OTHER_VERB = 0.9
+_NO_VERB = 0.75
+_WIDER_SCOPE = 0.85
+_UNDO_UNASKED = 0.8
 _WORD = re.compile(r"[A-Za-z][a-z]+|[A-Z]+(?![a-z])|[a-z]+|[0-9]+")
 # A shortened name ends in a hash of four or more hex digits after a truncated word.
 _HASH_SUFFIX = re.compile(r"(?:_[A-Za-z0-9]*)?_[0-9a-f]{4,8}$")
@@ -261,7 +273,7 @@ def query_terms(query: str) -> list[tuple[str, tuple[tuple[str, float], ...]]]:
             if hints is not None:
                 key = "?" + lower
                 if key not in wanted:
-                    wanted[key] = tuple((h, 0.3) for h in hints)
+                    wanted[key] = tuple((h, _HINT_WEIGHT) for h in hints)
                 continue
             if lower in _STOP:
                 continue
@@ -320,12 +332,24 @@ def _verbs(
     for key, matches in wanted:
         if key in _VERBS:
             return {term for term, _ in matches}, every
+        if key.startswith("?") and _normal(key[1:]) in _VERBS:  # "show": a read
+            return {term for term, _ in matches if term in _VERBS}, every | _READ
     return set(), every
 
 
+_UNDOING_WORDS = """
+delete remove erase destroy drop purge discard clear prune clean cancel stop abort halt
+terminate kill end interrupt unassign detach revoke kick uninvite disable deactivate suspend
+reject deny decline unlink disconnect dissociate leave close archive unpin unstar unsubscribe
+unfollow unwatch mute
+"""
+_UNDOING = frozenset(_normal(word) for word in _UNDOING_WORDS.split())
+
 # Words that widen a tool's scope beyond the object asked about: a tool named for one of
 # them comes after its narrower twin unless the query says the word too.
-_SCOPE_WORDS = frozenset(_normal(w) for w in ("enterprise", "all", "global", "organization"))
+_SCOPE_WORDS = frozenset(
+    _normal(w) for w in ("enterprise", "all", "global", "organization", "admin", "administrator")
+)
 
 
 @dataclass(frozen=True)
@@ -348,14 +372,20 @@ def _name_text(name: str, namespace: str) -> str:
     return _HASH_SUFFIX.sub("", name)
 
 
-def _path_parts(path: str) -> tuple[str, str]:
-    """The path's resources (literal segments, no versions) and its tail: the literal
-    segments after the last parameter (what the operation acts on beyond the object)."""
+def _path_parts(path: str) -> tuple[str, tuple[frozenset[str], ...]]:
+    """The path's resources (its literal segments, without versions) as text, and each
+    one's terms in order."""
     segments = [s for s in path.strip("/").split("/") if s]
     literal = [s for s in segments if not _PATH_PARAMETER.search(s) and not _VERSION.match(s)]
-    last = max((i for i, s in enumerate(segments) if _PATH_PARAMETER.search(s)), default=-1)
-    tail = [s for s in segments[last + 1 :] if not _VERSION.match(s)] if last >= 0 else []
-    return " ".join(literal), " ".join(tail)
+    return " ".join(literal), tuple(frozenset(terms(s)) for s in literal)
+
+
+def _beyond_asked(segments: tuple[frozenset[str], ...], asked: set[str]) -> bool:
+    """Whether the path goes on past the last resource the query names, to one it never
+    names: `/customers/{c}/cards/{id}` for "the customer's details", `/branches/{b}/protection`
+    for "delete the branch". A path that names nothing asked says nothing either way."""
+    last = max((i for i, seg in enumerate(segments) if seg & asked), default=-1)
+    return last >= 0 and any(not seg & asked for seg in segments[last + 1 :])
 
 
 def _actions(title: str, name: str) -> frozenset[str]:
@@ -375,13 +405,13 @@ class SearchIndex:
         # Per tool, per field: term -> count; and the field's length in terms.
         self._fields: list[dict[str, Counter[str]]] = []
         self._lengths: list[dict[str, int]] = []
-        self._tails: list[frozenset[str]] = []
+        self._segments: list[tuple[frozenset[str], ...]] = []
         self._scopes: list[frozenset[str]] = []
         self._actions: list[frozenset[str]] = []
         postings: dict[str, set[int]] = {}
         totals: Counter[str] = Counter()
         for index, document in enumerate(documents):
-            resources, tail = _path_parts(document.path)
+            resources, segments = _path_parts(document.path)
             texts = {
                 "title": document.title,
                 "name": _name_text(document.name, document.namespace),
@@ -394,7 +424,7 @@ class SearchIndex:
             self._names.append(document.name)
             self._fields.append(bags)
             self._lengths.append({field: sum(bag.values()) for field, bag in bags.items()})
-            self._tails.append(frozenset(terms(tail)))
+            self._segments.append(segments)
             self._scopes.append(frozenset(bags["title"]) | frozenset(bags["name"]))
             method = tuple(_normal(v) for v in _METHOD_VERBS.get(document.method.upper(), ()))
             self._actions.append(_actions(texts["title"], texts["name"]) | set(method))
@@ -469,17 +499,19 @@ class SearchIndex:
             # "Create a reaction for a pull request review comment").
             title = self._fields[index]["title"]
             precise = sum(n for t, n in title.items() if t in asked) / max(sum(title.values()), 1)
-            total *= (1.0 + covered / max(len(wanted), 1)) * (1.0 + 0.5 * precise)
+            total *= (1.0 + _COVERED * covered / max(len(wanted), 1)) * (1.0 + _PRECISE * precise)
             # The object's own tool before a related object's.
-            tail = self._tails[index]
-            if tail and not tail & asked:
-                total *= 0.8
+            if _beyond_asked(self._segments[index], asked):
+                total *= _OTHER_OBJECT
+            # An undoing action (delete, end, remove) only when one is asked for.
+            if self._actions[index] & _UNDOING and not verbs & _UNDOING:
+                total *= _UNDO_UNASKED
             # The kind of action asked for: the leading verb's, or at least another's.
             if lead and not lead & self._actions[index]:
-                total *= 0.9 if verbs & self._actions[index] else 0.75
+                total *= _OTHER_VERB if verbs & self._actions[index] else _NO_VERB
             # A narrow scope before a wide one, unless asked.
             if (self._scopes[index] & _SCOPE_WORDS) - set(words):
-                total *= 0.85
+                total *= _WIDER_SCOPE
             scores[index] = total
         ranked = sorted(scores, key=lambda i: (-scores[i], self._names[i]))
         return [self._names[i] for i in ranked[:limit]]
