@@ -188,6 +188,46 @@ schedule later scheduled
 report analytics insight
 quota limit
 count total many number
+get obtain grab print
+update upgrade downgrade bump tweak toggle flip overwrite scale
+delete nuke wipe trash
+stop shutdown shut
+restart reboot bounce
+retry rerun replay redeliver repeat
+send forward fire mail
+comment reply respond answer
+acknowledge ack
+close dismiss
+pause freeze hold suspend
+resume unpause continue unfreeze
+install setup
+uninstall remove
+sync synchronize refresh reload
+preview estimate simulate
+calculate compute
+payout withdraw withdrawal
+deposit fund topup
+enroll signup subscribe register
+unsubscribe optout
+event meeting appointment calendar
+employee staff worker agent
+ticket case
+contact lead
+deal opportunity
+order purchase sale transaction
+invoice receipt
+address location place
+message sms text
+server host machine instance node
+database table
+alert alarm
+schedule cron timer recurring
+environment stage
+branch ref reference
+commit revision changeset
+cost fee
+plan subscription tier
+seat license
 """
 
 
@@ -302,7 +342,11 @@ duplicate clone move transition archive unarchive pin unpin star unstar restart 
 watch follow subscribe unsubscribe close reopen mark complete finish compare count test verify
 validate enable disable join leave connect disconnect push build lock unlock block unblock
 accept reject deny capture pay void finalize confirm expire resize rotate sync reset replace
-upvote vote
+upvote vote obtain grab print upgrade downgrade bump tweak toggle flip overwrite scale nuke
+wipe trash shutdown shut reboot bounce retry replay redeliver repeat forward fire mail reply
+respond answer acknowledge ack dismiss freeze hold suspend unfreeze install uninstall
+synchronize refresh reload preview estimate simulate calculate compute withdraw deposit fund
+enroll signup optout
 """
 _VERBS = frozenset(_normal(word) for word in _VERB_WORDS.split())
 _METHOD_VERBS = {
@@ -341,7 +385,7 @@ _UNDOING_WORDS = """
 delete remove erase destroy drop purge discard clear prune clean cancel stop abort halt
 terminate kill end interrupt unassign detach revoke kick uninvite disable deactivate suspend
 reject deny decline unlink disconnect dissociate leave close archive unpin unstar unsubscribe
-unfollow unwatch mute
+unfollow unwatch mute nuke wipe trash shutdown uninstall dismiss
 """
 _UNDOING = frozenset(_normal(word) for word in _UNDOING_WORDS.split())
 
