@@ -279,9 +279,20 @@ def _stem(word: str) -> str:
 
 
 def _normal(word: str) -> str:
-    word = _stem(word.lower())
-    long = _SHORT_FORMS.get(word)
-    return word if long is None else _stem(long)
+    """The index term of one word (lower-cased, stemmed, short forms made long); memoised:
+    a catalogue says the same few thousand words over and over."""
+    found = _NORMAL.get(word)
+    if found is None:
+        stem = _stem(word.lower())
+        long = _SHORT_FORMS.get(stem)
+        found = stem if long is None else _stem(long)
+        if len(_NORMAL) < _NORMAL_MAX:  # queries bring new words: the memo stays bounded
+            _NORMAL[word] = found
+    return found
+
+
+_NORMAL: dict[str, str] = {}
+_NORMAL_MAX = 100_000
 
 
 _SYNONYMS = _synonyms()
