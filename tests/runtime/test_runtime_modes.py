@@ -420,6 +420,8 @@ def test_terms_are_stemmed_lower_case_words_without_stop_words() -> None:
 def test_a_query_drops_values_and_matches_synonyms_once() -> None:
     words = [key for key, _ in query_terms('close issue 1347 of cus_OaR8x1 at 3f9a2b1 "In review"')]
     assert words == ["clos", "issu"]
+    addresses = "email jane@example.com the file app.py of nginx:latest on https://x.example"
+    assert [key for key, _ in query_terms(addresses)] == ["email", "fil"]
     # "look up the details": one wish said twice counts once, both words exact.
     (look,) = [m for k, m in query_terms("look up details") if not k.startswith("?")]
     assert ("detail", 1.0) in look and ("look", 1.0) in look

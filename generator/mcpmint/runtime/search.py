@@ -72,7 +72,8 @@ _STOP_WORDS = (
     "me my of on or our please that the their them these this those to we "
     "what which who whom whose with you your there then than so just also very some "
     "want need would could should will shall may might let lets using via up out off "
-    "right now again"
+    "right now again help like able still already really actually currently quickly kindly "
+    "maybe perhaps something thing things stuff everything anything"
 )
 _STOP = frozenset(_STOP_WORDS.split())
 # Words a query says that narrow nothing by themselves but hint at a kind of operation;
@@ -138,7 +139,7 @@ file attachment document upload
 comment note reply remark
 online presence status available away active
 remind reminder
-vote upvote like
+vote upvote
 watch watcher subscribe follow follower notify
 history log changelog audit timeline activity
 label tag
@@ -306,8 +307,12 @@ def terms(text: str) -> list[str]:
 
 def _is_value(chunk: str) -> bool:
     """A query chunk that names a value rather than a word: it holds a digit (an issue
-    number, `cus_OaR8x1`, `3f9a2b1`, `v1.2.0`, `PROJ-123`)."""
-    return any(ch.isdigit() for ch in chunk)
+    number, `cus_OaR8x1`, `3f9a2b1`, `v1.2.0`, `PROJ-123`), an `@` (an address) or a dot or
+    colon inside a word (`app.py`, `example.com`, `nginx:latest`, a URL)."""
+    return any(ch.isdigit() for ch in chunk) or "@" in chunk or bool(_INNER.search(chunk))
+
+
+_INNER = re.compile(r"\w[.:]\w")
 
 
 def query_terms(query: str) -> list[tuple[str, tuple[tuple[str, float], ...]]]:
