@@ -171,6 +171,7 @@ revert rollback undo restore
 mute snooze silence
 accept approve confirm
 reject deny decline
+ask request
 link connect associate
 unlink disconnect dissociate
 setting preference configuration option
@@ -189,6 +190,8 @@ schedule later scheduled
 report analytics insight
 quota limit
 count total many number
+song track tune
+top most best popular
 get obtain grab print
 update upgrade downgrade bump tweak toggle flip overwrite scale
 delete nuke wipe trash
@@ -220,7 +223,6 @@ invoice receipt
 address location place
 message sms text
 server host machine instance node
-database table
 alert alarm
 schedule cron timer recurring
 environment stage
