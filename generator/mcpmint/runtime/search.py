@@ -125,7 +125,7 @@ update edit modify change set patch adjust configure rename
 delete remove erase destroy drop purge discard clear prune clean
 cancel stop abort halt terminate kill end interrupt
 start run begin launch trigger execute rerun resume spin
-send post transfer deliver dispatch notify email
+send post transfer deliver dispatch notify
 add assign attach invite append insert include grant
 remove unassign detach revoke kick uninvite
 search find query lookup filter match
@@ -190,6 +190,9 @@ schedule later scheduled
 report analytics insight
 quota limit
 count total many number
+email mail
+allow allowlist whitelist permit
+try attempt
 song track tune
 top most best popular
 get obtain grab print
@@ -198,7 +201,7 @@ delete nuke wipe trash
 stop shutdown shut
 restart reboot bounce
 retry rerun replay redeliver repeat
-send forward fire mail
+send forward fire
 comment reply respond answer
 acknowledge ack
 close dismiss
@@ -260,6 +263,8 @@ def _stem(word: str) -> str:
         word = word[:-5] + "le"  # availability -> available
     elif len(word) > 5 and word.endswith("ee") and not word.endswith(("free", "tree")):
         word = word[:-2]  # assignee -> assign, employee -> employ
+    if len(word) > 6 and word.endswith("ly"):
+        word = word[:-2]  # recently -> recent, monthly -> month
     if len(word) > 7 and word.endswith("ship"):
         word = word[:-4]  # membership -> member
     elif len(word) > 9 and word.endswith("ation"):
@@ -303,8 +308,13 @@ _HINTS = {word: tuple(_normal(w) for w in hints) for word, hints in _HINT_WORDS.
 
 
 def terms(text: str) -> list[str]:
-    """The index terms of `text`, in order (repeats kept)."""
-    return [_normal(raw) for raw in _WORD.findall(text) if raw.lower() not in _STOP]
+    """The index terms of `text`, in order (repeats kept). Numbers and single letters are
+    not terms ("v3 Mail Send" is about mail and sending; a query's numbers are values)."""
+    return [
+        _normal(raw)
+        for raw in _WORD.findall(text)
+        if len(raw) > 1 and not raw.isdigit() and raw.lower() not in _STOP
+    ]
 
 
 def _is_value(chunk: str) -> bool:
