@@ -457,6 +457,15 @@ def test_the_search_prefers_the_verb_the_object_and_the_narrow_scope_asked_for()
     # A narrow scope first unless the wide one is asked for.
     assert index.search("list alerts", 1) == ["x_list_alerts"]
     assert index.search("list alerts of the enterprise", 1) == ["x_list_alerts_ent"]
+    # Kubernetes' twins share a title; the names say which one spans all namespaces.
+    pods = SearchIndex(
+        [
+            Document("x_list_pod_for_all_namespaces", "List pods", "", path="/api/v1/pods"),
+            Document("x_list_namespaced_pod", "List pods", "", path="/api/v1/namespaces/{n}/pods"),
+        ]
+    )
+    assert pods.search("list the pods in namespace web", 1) == ["x_list_namespaced_pod"]
+    assert pods.search("list pods in all namespaces", 1) == ["x_list_pod_for_all_namespaces"]
     # A synonym of the verb ("stop" ~ "cancel"); a question asks for a read.
     assert index.search("stop run 9876543210", 1) == ["x_post_cancel"]
     assert index.search("is the branch there", 1) == ["x_get_branch"]

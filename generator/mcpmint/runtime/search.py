@@ -119,7 +119,7 @@ _SHORT_FORMS = {
 # group: every word of it also matches the others, at `_SYNONYM_WEIGHT`.
 _SYNONYM_GROUPS = """
 get retrieve fetch read view see display look inspect detail lookup
-list all browse enumerate index
+list browse enumerate index
 create add new make open register establish publish submit generate initiate post store save write
 update edit modify change set patch adjust configure rename
 delete remove erase destroy drop purge discard clear prune clean
