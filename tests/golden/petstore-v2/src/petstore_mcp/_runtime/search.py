@@ -72,7 +72,8 @@ _STOP_WORDS = (
     "me my of on or our please that the their them these this those to we "
     "what which who whom whose with you your there then than so just also very some "
     "want need would could should will shall may might let lets using via up out off "
-    "right now again"
+    "right now again help like able still already really actually currently quickly kindly "
+    "maybe perhaps something thing things stuff everything anything"
 )
 _STOP = frozenset(_STOP_WORDS.split())
 # Words a query says that narrow nothing by themselves but hint at a kind of operation;
@@ -118,13 +119,13 @@ _SHORT_FORMS = {
 # group: every word of it also matches the others, at `_SYNONYM_WEIGHT`.
 _SYNONYM_GROUPS = """
 get retrieve fetch read view see display look inspect detail lookup
-list all browse enumerate index
+list browse enumerate index
 create add new make open register establish publish submit generate initiate post store save write
 update edit modify change set patch adjust configure rename
 delete remove erase destroy drop purge discard clear prune clean
 cancel stop abort halt terminate kill end interrupt
 start run begin launch trigger execute rerun resume spin
-send post transfer deliver dispatch notify email
+send post transfer deliver dispatch notify
 add assign attach invite append insert include grant
 remove unassign detach revoke kick uninvite
 search find query lookup filter match
@@ -138,7 +139,7 @@ file attachment document upload
 comment note reply remark
 online presence status available away active
 remind reminder
-vote upvote like
+vote upvote
 watch watcher subscribe follow follower notify
 history log changelog audit timeline activity
 label tag
@@ -170,6 +171,7 @@ revert rollback undo restore
 mute snooze silence
 accept approve confirm
 reject deny decline
+ask request
 link connect associate
 unlink disconnect dissociate
 setting preference configuration option
@@ -188,6 +190,50 @@ schedule later scheduled
 report analytics insight
 quota limit
 count total many number
+email mail
+allow allowlist whitelist permit
+try attempt
+song track tune
+top most best popular
+get obtain grab print
+update upgrade downgrade bump tweak toggle flip overwrite scale
+delete nuke wipe trash
+stop shutdown shut
+restart reboot bounce
+retry rerun replay redeliver repeat
+send forward fire
+comment reply respond answer
+acknowledge ack
+close dismiss
+pause freeze hold suspend
+resume unpause continue unfreeze
+install setup
+uninstall remove
+sync synchronize refresh reload
+preview estimate simulate
+calculate compute
+payout withdraw withdrawal
+deposit fund topup
+enroll signup subscribe register
+unsubscribe optout
+event meeting appointment calendar
+employee staff worker agent
+ticket case
+contact lead
+deal opportunity
+order purchase sale transaction
+invoice receipt
+address location place
+message sms text
+server host machine instance node
+alert alarm
+schedule cron timer recurring
+environment stage
+branch ref reference
+commit revision changeset
+cost fee
+plan subscription tier
+seat license
 """
 
 
@@ -217,6 +263,8 @@ def _stem(word: str) -> str:
         word = word[:-5] + "le"  # availability -> available
     elif len(word) > 5 and word.endswith("ee") and not word.endswith(("free", "tree")):
         word = word[:-2]  # assignee -> assign, employee -> employ
+    if len(word) > 6 and word.endswith("ly"):
+        word = word[:-2]  # recently -> recent, monthly -> month
     if len(word) > 7 and word.endswith("ship"):
         word = word[:-4]  # membership -> member
     elif len(word) > 9 and word.endswith("ation"):
@@ -239,9 +287,20 @@ def _stem(word: str) -> str:
 
 
 def _normal(word: str) -> str:
-    word = _stem(word.lower())
-    long = _SHORT_FORMS.get(word)
-    return word if long is None else _stem(long)
+    """The index term of one word (lower-cased, stemmed, short forms made long); memoised:
+    a catalogue says the same few thousand words over and over."""
+    found = _NORMAL.get(word)
+    if found is None:
+        stem = _stem(word.lower())
+        long = _SHORT_FORMS.get(stem)
+        found = stem if long is None else _stem(long)
+        if len(_NORMAL) < _NORMAL_MAX:  # queries bring new words: the memo stays bounded
+            _NORMAL[word] = found
+    return found
+
+
+_NORMAL: dict[str, str] = {}
+_NORMAL_MAX = 100_000
 
 
 _SYNONYMS = _synonyms()
@@ -249,14 +308,23 @@ _HINTS = {word: tuple(_normal(w) for w in hints) for word, hints in _HINT_WORDS.
 
 
 def terms(text: str) -> list[str]:
-    """The index terms of `text`, in order (repeats kept)."""
-    return [_normal(raw) for raw in _WORD.findall(text) if raw.lower() not in _STOP]
+    """The index terms of `text`, in order (repeats kept). Numbers and single letters are
+    not terms ("v3 Mail Send" is about mail and sending; a query's numbers are values)."""
+    return [
+        _normal(raw)
+        for raw in _WORD.findall(text)
+        if len(raw) > 1 and not raw.isdigit() and raw.lower() not in _STOP
+    ]
 
 
 def _is_value(chunk: str) -> bool:
     """A query chunk that names a value rather than a word: it holds a digit (an issue
-    number, `cus_OaR8x1`, `3f9a2b1`, `v1.2.0`, `PROJ-123`)."""
-    return any(ch.isdigit() for ch in chunk)
+    number, `cus_OaR8x1`, `3f9a2b1`, `v1.2.0`, `PROJ-123`), an `@` (an address) or a dot or
+    colon inside a word (`app.py`, `example.com`, `nginx:latest`, a URL)."""
+    return any(ch.isdigit() for ch in chunk) or "@" in chunk or bool(_INNER.search(chunk))
+
+
+_INNER = re.compile(r"\w[.:]\w")
 
 
 def query_terms(query: str) -> list[tuple[str, tuple[tuple[str, float], ...]]]:
@@ -302,7 +370,11 @@ duplicate clone move transition archive unarchive pin unpin star unstar restart 
 watch follow subscribe unsubscribe close reopen mark complete finish compare count test verify
 validate enable disable join leave connect disconnect push build lock unlock block unblock
 accept reject deny capture pay void finalize confirm expire resize rotate sync reset replace
-upvote vote
+upvote vote obtain grab print upgrade downgrade bump tweak toggle flip overwrite scale nuke
+wipe trash shutdown shut reboot bounce retry replay redeliver repeat forward fire mail reply
+respond answer acknowledge ack dismiss freeze hold suspend unfreeze install uninstall
+synchronize refresh reload preview estimate simulate calculate compute withdraw deposit fund
+enroll signup optout
 """
 _VERBS = frozenset(_normal(word) for word in _VERB_WORDS.split())
 _METHOD_VERBS = {
@@ -341,7 +413,7 @@ _UNDOING_WORDS = """
 delete remove erase destroy drop purge discard clear prune clean cancel stop abort halt
 terminate kill end interrupt unassign detach revoke kick uninvite disable deactivate suspend
 reject deny decline unlink disconnect dissociate leave close archive unpin unstar unsubscribe
-unfollow unwatch mute
+unfollow unwatch mute nuke wipe trash shutdown uninstall dismiss
 """
 _UNDOING = frozenset(_normal(word) for word in _UNDOING_WORDS.split())
 
