@@ -22,7 +22,7 @@ from runtime_support import ENV, Answer, Recorder, catalog_data
 
 from mcpmint.runtime.audit import AuditLog
 from mcpmint.runtime.catalog import Catalog, CatalogError, load_catalog
-from mcpmint.runtime.modes import _one_line, fit_schema, meta_tool_definitions
+from mcpmint.runtime.modes import ToolRouter, _one_line, fit_schema, meta_tool_definitions
 from mcpmint.runtime.projection import Projection, project, take_format
 from mcpmint.runtime.search import Document, SearchIndex, query_terms, terms
 from mcpmint.runtime.server import ConfigurationError, build_server
@@ -120,8 +120,8 @@ async def test_describe_tool_gives_the_schemas_and_refuses_a_hidden_tool(
     assert "outputSchema" not in answer and '"outputSchema": true' in answer["more"]
     assert with_output.structured_content["outputSchema"] == create.output_schema
     assert answer["asksForConfirmation"] is True
-    assert answer["exampleCall"]["name"] == "pets_call_tool"
-    assert answer["exampleCall"]["arguments"]["name"] == "pets_create_pet"
+    # No example and a required argument: no made-up call, only how to call.
+    assert "exampleCall" not in answer and answer["call"].startswith("pets_call_tool with")
     assert hidden.is_error and "Unknown tool: pets_delete_pet" in text(hidden)
 
 
@@ -415,6 +415,24 @@ def test_terms_are_stemmed_lower_case_words_without_stop_words() -> None:
     assert {terms(w)[0] for w in ("create", "creates", "created", "creating")} == {"creat"}
     assert terms("running stopped") == ["run", "stop"]
     assert terms("createdAt pullRequests") == ["creat", "pull", "request"]
+
+
+def test_describe_gives_the_first_example_as_the_call_to_copy() -> None:
+    data = catalog_data()
+    data["toolModes"] = DYNAMIC
+    (get_pet,) = [t for t in data["tools"] if t["name"] == "pets_get_pet"]
+    get_pet["inputSchema"]["examples"] = [{"petId": "7"}, {"petId": "8"}]
+    catalog = load_catalog(data)
+    router = ToolRouter(catalog, {t.name: t for t in catalog.tools}, {})
+    params = types.CallToolRequestParams(
+        name="pets_describe_tool", arguments={"name": "pets_get_pet"}
+    )
+    result = router.route(params)
+    assert isinstance(result, types.CallToolResult) and result.structured_content is not None
+    assert result.structured_content["exampleCall"] == {
+        "name": "pets_call_tool",
+        "arguments": {"name": "pets_get_pet", "arguments": {"petId": "7"}},
+    }
 
 
 def test_a_query_drops_values_and_matches_synonyms_once() -> None:
