@@ -11,13 +11,16 @@ stripped of stop words. A query is read as a person writes it: values are not wo
 match (a number, an id such as `cus_OaR8x1` or `3f9a2b1`, a version, a quoted string), and
 each word also matches its general synonyms at a lower weight (stop ~ cancel, show ~ list,
 send ~ transfer, spend ~ cost ~ billing): the same everyday words for every API, not a list
-per API. Three preferences break near ties the way a person would: a tool whose title holds
-what was asked and little else; the object's own tool before a related object's (the tool
-whose path ends in something the query never named loses a little: "delete the branch" is
-not "delete the branch's protection"); and a narrow scope before a wide one unless the wide
-one is asked for ("for an enterprise", "for all namespaces").
+per API. Preferences break near ties the way a person would: a tool whose title holds what
+was asked and little else; the kind of action the query's leading verb asks for (a question
+asks for a read); the object's own tool before a related object's (a path that goes on past
+the last resource the query names: "delete the branch" is not "delete the branch's
+protection"); a tool that undoes (delete, end, disable) only when undoing is asked; and a
+narrow scope before a wide one unless the wide one is asked for ("for an enterprise", "for
+all namespaces", "admin").
 
-Pure Python, built when the server starts: a few milliseconds per hundred tools.
+Pure Python, built when the server starts (GitHub's 1,223 tools: 0.44 s); a search takes
+a few milliseconds to a few tens of them.
 """
 
 from __future__ import annotations
@@ -60,8 +63,9 @@ _NO_VERB = 0.75
 _WIDER_SCOPE = 0.85
 _UNDO_UNASKED = 0.8
 _WORD = re.compile(r"[A-Za-z][a-z]+|[A-Z]+(?![a-z])|[a-z]+|[0-9]+")
-# A shortened name ends in a hash of four or more hex digits after a truncated word.
-_HASH_SUFFIX = re.compile(r"(?:_[A-Za-z0-9]*)?_[0-9a-f]{4,8}$")
+# A shortened name ends in a hash of four hex digits after a truncated word; a hash with a
+# digit in it, so that a word made of a-f ("feed", "added") is never taken for one.
+_HASH_SUFFIX = re.compile(r"(?:_[A-Za-z0-9]*)?_(?=[a-f]*[0-9])[0-9a-f]{4,8}$")
 _PATH_PARAMETER = re.compile(r"\{[^}]*\}")
 _VERSION = re.compile(r"^v?[0-9]+(\.[0-9]+)*$|^(api|rest)$", re.IGNORECASE)
 # A quoted value in a query ("alpine", 'In review') names data, not the operation.

@@ -351,7 +351,6 @@ class ToolRouter:
             return _error("`outputSchema` must be true or false.")
         schema, cut = fit_schema(tool.input_schema, DESCRIBE_SCHEMA_BYTES)
         examples = schema.get("examples")
-        example = examples[0] if isinstance(examples, list) and examples else {}
         answer: dict[str, Any] = {
             "name": tool.name,
             "title": tool.title,
@@ -359,11 +358,25 @@ class ToolRouter:
             "inputSchema": schema,
             "annotations": {k: v for k, v in tool.annotations.items() if k != "title"},
             "asksForConfirmation": tool.needs_confirmation,
-            "exampleCall": {
+        }
+        # One call to copy: the first example's arguments, or none when none are required;
+        # never made-up values (a placeholder teaches a wrong call).
+        if isinstance(examples, list) and examples:
+            example: Any = examples[0]
+        elif not schema.get("required"):
+            example = {}
+        else:
+            example = None
+        if example is not None:
+            answer["exampleCall"] = {
                 "name": self._call,
                 "arguments": {"name": tool.name, "arguments": example},
-            },
-        }
+            }
+        else:
+            answer["call"] = (
+                f'{self._call} with {{"name": "{tool.name}", "arguments": {{...}}}}, the '
+                "arguments as inputSchema says"
+            )
         if cut:
             answer["note"] = cut
         if tool.output_schema is not None:
