@@ -175,3 +175,32 @@ def test_a_get_or_delete_with_an_empty_optional_body_has_no_body_argument(tmp_pa
     properties = {t.name: set(t.input_schema["properties"]) for t in server.tools}
     assert properties["t_get_thing"] == {"id"} and properties["t_delete_thing"] == {"id"}
     assert properties["t_post_thing"] == {"id", "body"}
+
+
+def test_parameter_descriptions_are_markdown_with_absolute_links(tmp_path: Path) -> None:
+    spec = {
+        "openapi": "3.0.3",
+        "info": {"title": "T", "version": "1", "contact": {"url": "https://docs.x.example/"}},
+        "paths": {
+            "/things": {
+                "get": {
+                    "operationId": "listThings",
+                    "parameters": [
+                        {
+                            "name": "q",
+                            "in": "query",
+                            "schema": {"type": "string"},
+                            "description": 'See <a href="/docs/q">the guide</a> and [it](#it).',
+                        }
+                    ],
+                    "responses": {"200": {"description": "ok"}},
+                }
+            }
+        },
+    }
+    path = tmp_path / "t.yaml"
+    path.write_text(yaml.safe_dump(spec), encoding="utf-8")
+    (tool,) = build(path, DiagnosticSink(), namespace="t").tools
+    assert tool.input_schema["properties"]["q"]["description"] == (
+        "See [the guide](https://docs.x.example/docs/q) and it."
+    )

@@ -24,7 +24,15 @@ from ..load import RawDocument
 from ..runtime.catalog import RESERVED_HEADERS
 from ..sample import drop_invalid_examples, teaching_instance
 from ..schema import RefGraph, SchemaConverter, SchemaRoot
-from ..text import clean_text, describe_operation, docs_base, instruction_like, one_line
+from ..text import (
+    absolute_links,
+    clean_text,
+    describe_operation,
+    docs_base,
+    html_to_markdown,
+    instruction_like,
+    one_line,
+)
 from ..toolmemo import ToolKeys, decoded, encode_tool, note_origin, record_text, tool_memo
 from ..validate import SpecVersion
 from . import common
@@ -777,7 +785,11 @@ class _Builder:
                 continue
             argument = args.name(argument, f"{argument}_{location}")
             schema, style = self.parameter_schema(param, pointer, inputs)
-            description = clean_text(str(param.get("description") or ""))
+            description = clean_text(
+                absolute_links(
+                    html_to_markdown(str(param.get("description") or "")), docs_base(self.data)
+                )
+            )
             if description and "description" not in schema:
                 schema["description"] = description
             is_required = location == "path" or param.get("required") is True
