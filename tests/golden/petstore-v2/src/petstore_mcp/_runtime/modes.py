@@ -377,6 +377,8 @@ class ToolRouter:
                 f'{self._call} with {{"name": "{tool.name}", "arguments": {{...}}}}, the '
                 "arguments as inputSchema says"
             )
+        if not answer["description"]:
+            del answer["description"]  # it only repeated the title
         if cut:
             answer["note"] = cut
         if tool.output_schema is not None:
