@@ -591,6 +591,7 @@ class _Builder:
             options.allow_partial,
             sorted(known_schemes),
             self.data.get("security"),
+            docs_base(self.data),  # relative links in descriptions are read against it
         ]
         try:
             return ToolKeys(self.data, shared, self.converter.reuse_flags)
