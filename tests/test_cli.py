@@ -77,6 +77,9 @@ def test_tools_reports_the_surface_and_its_size() -> None:
         for d in whole["tools"]
     ]
     assert report["summary"]["estimatedTokens"] == report["summary"]["bytes"] // 4
+    # How many tools carry a whole, real example call.
+    with_example = sum(1 for tool in server.tools if tool.examples)
+    assert 0 < report["summary"]["toolsWithExample"] == with_example < len(names)
 
 
 def test_bad_namespace_is_bad_input() -> None:

@@ -11,9 +11,10 @@ import yaml
 from jsonschema import Draft202012Validator  # type: ignore[import-untyped, unused-ignore]
 
 from mcpmint import refs
-from mcpmint.build.sample import sample_instance
+from mcpmint.build.sample import drop_invalid_examples, sample_instance, teaching_instance
 from mcpmint.build.schema import Mode, SchemaConverter
 from mcpmint.diagnostics import DiagnosticSink
+from mcpmint.pipeline import build
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
 PETSTORE_PLUS = CORPUS / "crafted" / "petstore-plus.yaml"
@@ -237,3 +238,83 @@ def test_every_component_of_a_big_spec_gets_a_valid_sample(name: str) -> None:
                 missing.append((mode, schema_name))
             assert not ok or Draft202012Validator(converted).is_valid(value)
     assert missing == []
+
+
+# ---------------------------------------------------------------------- examples that teach
+def test_a_teaching_value_comes_only_from_what_the_schema_says() -> None:
+    assert teaching_instance({"type": "string"}) == (False, None)  # no "string" placeholder
+    assert teaching_instance({"type": "integer"}) == (False, None)
+    assert teaching_instance({"type": "string", "format": "date"}) == (True, "2024-01-01")
+    assert teaching_instance({"type": "string", "enum": ["open", "closed"]}) == (True, "open")
+    assert teaching_instance({"type": "string", "examples": ["octocat"]}) == (True, "octocat")
+    ok, value = teaching_instance({"type": "string", "pattern": "^[a-z]+$"})
+    assert ok and isinstance(value, str) and value.isalpha()
+    obj = {
+        "type": "object",
+        "properties": {"id": {"$ref": "#/$defs/Id"}, "note": {"type": "string"}},
+        "required": ["id"],
+        "$defs": {"Id": {"type": "string", "format": "uuid"}},
+    }
+    assert teaching_instance(obj) == (True, {"id": "00000000-0000-4000-8000-000000000000"})
+    assert teaching_instance({**obj, "required": ["id", "note"]}) == (False, None)
+
+
+def test_property_examples_are_checked_like_whole_calls() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "digest": {"type": "string", "minLength": 71, "examples": ["sha256:0ec"]},
+            "vcs": {"enum": ["git", "svn"], "examples": ['"git"', "git"]},
+            "count": {"type": "integer", "examples": [1.0, 2]},
+            "thing": {"$ref": "#/$defs/Thing"},
+            "examples": {"type": "string", "examples": ["a property named examples"]},
+        },
+        "$defs": {"Thing": {"type": "object", "properties": {"n": {"type": "integer"}}}},
+        "examples": [{"digest": "whole calls are checked elsewhere"}],
+    }
+    kept, dropped = drop_invalid_examples(schema)
+    props = kept["properties"]
+    assert "examples" not in props["digest"] and props["vcs"]["examples"] == ["git"]
+    assert props["count"]["examples"] == [2]  # 1.0 is not an integer to the runtime
+    assert props["examples"]["examples"] == ["a property named examples"]
+    assert kept["examples"] == schema["examples"]  # the root's are left to checked_examples
+    assert [d.split(":")[0] for d in dropped] == [
+        "properties/digest",
+        "properties/vcs",
+        "properties/count",
+    ]
+
+
+def test_a_tool_example_is_whole_and_real_or_absent(tmp_path: Path) -> None:
+    def spec(owner: dict[str, Any]) -> dict[str, Any]:
+        body = {"type": "object", "properties": {"title": {"type": "string"}}}
+        return {
+            "openapi": "3.0.3",
+            "info": {"title": "T", "version": "1"},
+            "paths": {
+                "/repos/{owner}/issues": {
+                    "post": {
+                        "operationId": "createIssue",
+                        "parameters": [{"name": "owner", "in": "path", "required": True, **owner}],
+                        "requestBody": {
+                            "content": {
+                                "application/json": {"schema": body, "example": {"title": "Bug"}}
+                            }
+                        },
+                        "responses": {"201": {"description": "ok"}},
+                    }
+                }
+            },
+        }
+
+    def examples(owner: dict[str, Any]) -> tuple[dict[str, Any], ...]:
+        path = tmp_path / "t.yaml"
+        path.write_text(yaml.safe_dump(spec(owner)), encoding="utf-8")
+        (tool,) = build(path, DiagnosticSink(), namespace="t").tools
+        return tool.examples
+
+    # A bare string path parameter: no placeholder, so no example at all.
+    assert examples({"schema": {"type": "string"}}) == ()
+    assert examples({"schema": {"type": "string"}, "example": "octocat"}) == (
+        {"owner": "octocat", "title": "Bug"},
+    )

@@ -9,7 +9,16 @@ from pathlib import Path
 import pytest
 import yaml
 
-from mcpmint.build.text import MAX_DESCRIPTION, clean_text, instruction_like
+from mcpmint.build.text import (
+    MAX_DESCRIPTION,
+    clean_text,
+    cut_words,
+    describe_operation,
+    docs_base,
+    instruction_like,
+)
+from mcpmint.diagnostics import DiagnosticSink
+from mcpmint.pipeline import build
 
 from .support import clean_env, run
 
@@ -80,3 +89,118 @@ def test_G14_poisoned_description_is_a_located_warning_and_generation_goes_on(
     line = next(i for i, text in enumerate(lines, 1) if "description: Lists pets" in text)
     assert f"{path}:{line}:" in done.stderr
     assert "reads like an instruction to the model" in done.stderr
+
+
+# ---------------------------------------------------------------------- what the model reads
+def test_html_descriptions_become_markdown_with_absolute_links() -> None:
+    title, text = describe_operation(
+        "",
+        '<p>Retrieves an <a href="/docs/connect">account</a>.</p>\n<p>Use <code>expand</code>'
+        ' and <a href="#anchor">this</a> or <a href="https://x.example/y">that</a>.</p>',
+        "Get accounts account",
+        "https://stripe.example",
+    )
+    assert title == "Retrieves an account"
+    assert text == (
+        "Retrieves an [account](https://stripe.example/docs/connect).\n\n"
+        "Use `expand` and this or [that](https://x.example/y)."
+    )
+    # Without a base, a relative link keeps only its words.
+    assert describe_operation("", "See [the guide](/docs/guide).", "x")[1] == "See the guide."
+
+
+def test_a_multi_line_summary_is_joined_and_titles_are_cut_only_at_a_word_end() -> None:
+    title, text = describe_operation("List the issues\n  of a repository", "", "x")
+    assert (title, text) == ("List the issues of a repository", "List the issues of a repository")
+    long_title = describe_operation("word " * 40, "", "x")[0]
+    assert len(long_title) <= 120 and long_title.endswith("word…")
+    assert cut_words("abc defgh", 7) == "abc…"
+    assert len(clean_text("x" * 10 + " yyyy" * 2000)) <= MAX_DESCRIPTION
+
+
+def test_the_description_leads_with_the_summary_unless_it_says_it_already() -> None:
+    assert describe_operation("Get a pet", "Returns one pet.", "x") == (
+        "Get a pet",
+        "Get a pet\n\nReturns one pet.",
+    )
+    assert describe_operation("Get a pet", "Get a pet by its id.", "x")[1] == "Get a pet by its id."
+    assert describe_operation("", "", "List pets") == ("List pets", "")
+
+
+def test_docs_base_is_the_origin_of_the_external_docs_or_the_contact() -> None:
+    assert docs_base({"externalDocs": {"url": "https://docs.x.example/a/b"}}) == (
+        "https://docs.x.example"
+    )
+    assert docs_base({"info": {"contact": {"url": "https://x.example"}}}) == "https://x.example"
+    assert docs_base({"info": {"contact": {"url": "javascript:alert(1)"}}}) == ""
+
+
+def test_a_get_or_delete_with_an_empty_optional_body_has_no_body_argument(tmp_path: Path) -> None:
+    empty = {
+        "content": {
+            "application/x-www-form-urlencoded": {
+                "schema": {"type": "object", "properties": {}, "additionalProperties": False}
+            }
+        }
+    }
+    spec = {
+        "openapi": "3.0.3",
+        "info": {"title": "T", "version": "1"},
+        "paths": {
+            "/things/{id}": {
+                "parameters": [
+                    {"name": "id", "in": "path", "required": True, "schema": {"type": "string"}}
+                ],
+                "get": {
+                    "operationId": "getThing",
+                    "requestBody": empty,
+                    "responses": {"200": {"description": "ok"}},
+                },
+                "delete": {
+                    "operationId": "deleteThing",
+                    "requestBody": empty,
+                    "responses": {"200": {"description": "ok"}},
+                },
+                "post": {
+                    "operationId": "postThing",
+                    "requestBody": empty,
+                    "responses": {"200": {"description": "ok"}},
+                },
+            }
+        },
+    }
+    path = tmp_path / "t.yaml"
+    path.write_text(yaml.safe_dump(spec), encoding="utf-8")
+    server = build(path, DiagnosticSink(), namespace="t")
+    properties = {t.name: set(t.input_schema["properties"]) for t in server.tools}
+    assert properties["t_get_thing"] == {"id"} and properties["t_delete_thing"] == {"id"}
+    assert properties["t_post_thing"] == {"id", "body"}
+
+
+def test_parameter_descriptions_are_markdown_with_absolute_links(tmp_path: Path) -> None:
+    spec = {
+        "openapi": "3.0.3",
+        "info": {"title": "T", "version": "1", "contact": {"url": "https://docs.x.example/"}},
+        "paths": {
+            "/things": {
+                "get": {
+                    "operationId": "listThings",
+                    "parameters": [
+                        {
+                            "name": "q",
+                            "in": "query",
+                            "schema": {"type": "string"},
+                            "description": 'See <a href="/docs/q">the guide</a> and [it](#it).',
+                        }
+                    ],
+                    "responses": {"200": {"description": "ok"}},
+                }
+            }
+        },
+    }
+    path = tmp_path / "t.yaml"
+    path.write_text(yaml.safe_dump(spec), encoding="utf-8")
+    (tool,) = build(path, DiagnosticSink(), namespace="t").tools
+    assert tool.input_schema["properties"]["q"]["description"] == (
+        "See [the guide](https://docs.x.example/docs/q) and it."
+    )

@@ -190,6 +190,8 @@ EDITS = {
         {"type": "array", "items": {"$ref": "#/components/schemas/Item"}},
     ),
     "document-level security": _edit(["security"], [{"key": []}]),
+    # Relative links in descriptions are made absolute against the docs' origin.
+    "the docs' origin": _edit(["info", "contact"], {"url": "https://docs.shop.example"}),
     "a path-level parameter": _edit(
         ["paths", "/orders", "parameters"],
         [{"name": "region", "in": "query", "schema": {"type": "string"}}],
@@ -230,6 +232,7 @@ def test_after_an_edit_the_warm_build_is_the_cold_build_of_the_edited_spec(
     # warning is reported once, by whichever tool converts the component first.
     document["components"]["schemas"]["Item"]["x-frobnicate"] = True
     document["components"]["schemas"]["Item"]["properties"]["name"]["frobnicate"] = True
+    document["paths"]["/uploads"]["post"]["description"] = "See [the guide](/docs/upload)."
     memo = Memo({})
     built(_write(tmp_path, document), memo)
     EDITS[edit](document)

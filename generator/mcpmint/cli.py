@@ -468,6 +468,9 @@ def tools_command(
             "tools": len(rows),
             "bytes": total,
             "estimatedTokens": total // 4,
+            # Tools whose input schema carries a whole example call (the spec's values, or
+            # values its formats, enums and patterns give; never a placeholder).
+            "toolsWithExample": sum(1 for tool in server.tools if tool.examples),
         }
         listed = listed_summary(server)  # tools.mode dynamic or groups lists fewer
         if listed is not None:
@@ -490,6 +493,10 @@ def tools_command(
                 f"{row['method']} {row['path']}"
             )
         typer.echo(f"{summary['tools']} tools; tools/list is {total} bytes, ~{total // 4} tokens")
+        typer.echo(
+            f"{summary['toolsWithExample']} of {summary['tools']} tools have an example call "
+            "(the spec's values, or from formats, enums and patterns)"
+        )
         if listed is not None:
             typer.echo(
                 f"tools.mode {listed['mode']}: tools/list shows {listed['tools']} tools, "

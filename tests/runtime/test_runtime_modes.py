@@ -22,9 +22,9 @@ from runtime_support import ENV, Answer, Recorder, catalog_data
 
 from mcpmint.runtime.audit import AuditLog
 from mcpmint.runtime.catalog import Catalog, CatalogError, load_catalog
-from mcpmint.runtime.modes import meta_tool_definitions
+from mcpmint.runtime.modes import ToolRouter, _one_line, fit_schema, meta_tool_definitions
 from mcpmint.runtime.projection import Projection, project, take_format
-from mcpmint.runtime.search import Document, SearchIndex, terms
+from mcpmint.runtime.search import Document, SearchIndex, query_terms, terms
 from mcpmint.runtime.server import ConfigurationError, build_server
 
 pytestmark = pytest.mark.anyio
@@ -106,14 +106,22 @@ async def test_describe_tool_gives_the_schemas_and_refuses_a_hidden_tool(
     env = {**ENV, "PETS_TOOLS_DENY": "pets_delete_pet"}
     async with connect(modes_catalog(**DYNAMIC), upstream, env=env) as client:
         described = await client.call_tool("pets_describe_tool", {"name": "pets_create_pet"})
+        with_output = await client.call_tool(
+            "pets_describe_tool", {"name": "pets_create_pet", "outputSchema": True}
+        )
         hidden = await client.call_tool("pets_describe_tool", {"name": "pets_delete_pet"})
     catalog = modes_catalog(**DYNAMIC)
     create = catalog.tool("pets_create_pet")
-    assert create is not None
-    assert described.structured_content is not None
-    assert described.structured_content["inputSchema"] == create.input_schema
-    assert described.structured_content["outputSchema"] == create.output_schema
-    assert described.structured_content["asksForConfirmation"] is True
+    assert create is not None and create.output_schema is not None
+    answer = described.structured_content
+    assert answer is not None and with_output.structured_content is not None
+    assert answer["inputSchema"] == create.input_schema
+    # The output schema only on request (it is most of an answer's bytes on real APIs).
+    assert "outputSchema" not in answer and '"outputSchema": true' in answer["more"]
+    assert with_output.structured_content["outputSchema"] == create.output_schema
+    assert answer["asksForConfirmation"] is True
+    # No example and a required argument: no made-up call, only how to call.
+    assert "exampleCall" not in answer and answer["call"].startswith("pets_call_tool with")
     assert hidden.is_error and "Unknown tool: pets_delete_pet" in text(hidden)
 
 
@@ -232,6 +240,7 @@ async def test_call_tool_with_malformed_arguments_is_an_error_result(
         ("pets_search_tools", {"query": "pets", "verbose": True}),
         ("pets_describe_tool", {"name": 3}),
         ("pets_describe_tool", {"name": "pets_get_pet", "full": True}),
+        ("pets_describe_tool", {"name": "pets_get_pet", "outputSchema": "yes"}),
     ],
 )
 async def test_search_and_describe_refuse_malformed_arguments(
@@ -401,8 +410,122 @@ def test_take_format_strips_the_argument_only_for_a_tool_with_a_projection() -> 
 
 # ---------------------------------------------------------------------- the index
 def test_terms_are_stemmed_lower_case_words_without_stop_words() -> None:
-    assert terms("List the Issues of a repo") == ["list", "issue", "repository"]
+    assert terms("List the Issues of a repo") == ["list", "issu", "repository"]
+    # Every form of a verb meets the others.
+    assert {terms(w)[0] for w in ("create", "creates", "created", "creating")} == {"creat"}
+    assert terms("running stopped") == ["run", "stop"]
     assert terms("createdAt pullRequests") == ["creat", "pull", "request"]
+
+
+def test_describe_gives_the_first_example_as_the_call_to_copy() -> None:
+    data = catalog_data()
+    data["toolModes"] = DYNAMIC
+    (get_pet,) = [t for t in data["tools"] if t["name"] == "pets_get_pet"]
+    get_pet["inputSchema"]["examples"] = [{"petId": "7"}, {"petId": "8"}]
+    catalog = load_catalog(data)
+    router = ToolRouter(catalog, {t.name: t for t in catalog.tools}, {})
+    params = types.CallToolRequestParams(
+        name="pets_describe_tool", arguments={"name": "pets_get_pet"}
+    )
+    result = router.route(params)
+    assert isinstance(result, types.CallToolResult) and result.structured_content is not None
+    assert result.structured_content["exampleCall"] == {
+        "name": "pets_call_tool",
+        "arguments": {"name": "pets_get_pet", "arguments": {"petId": "7"}},
+    }
+
+
+def test_a_query_drops_values_and_matches_synonyms_once() -> None:
+    words = [key for key, _ in query_terms('close issue 1347 of cus_OaR8x1 at 3f9a2b1 "In review"')]
+    assert words == ["clos", "issu"]
+    addresses = "email jane@example.com the file app.py of nginx:latest on https://x.example"
+    assert [key for key, _ in query_terms(addresses)] == ["email", "fil"]
+    # "look up the details": one wish said twice counts once, both words exact.
+    (look,) = [m for k, m in query_terms("look up details") if not k.startswith("?")]
+    assert ("detail", 1.0) in look and ("look", 1.0) in look
+
+
+def index_of(*tools: tuple[str, str, str]) -> SearchIndex:
+    return SearchIndex(
+        Document(name, title, "", path=path, namespace="x", method=method)
+        for name, title, path in tools
+        for method in [name.split("_")[1].upper() if name.count("_") > 1 else "GET"]
+    )
+
+
+def test_the_search_prefers_the_verb_the_object_and_the_narrow_scope_asked_for() -> None:
+    index = index_of(
+        ("x_delete_branch", "Delete a branch", "/repos/{repo}/branches/{branch}"),
+        (
+            "x_delete_protection",
+            "Delete branch protection",
+            "/repos/{repo}/branches/{b}/protection",
+        ),
+        ("x_get_branch", "Get a branch", "/repos/{repo}/branches/{branch}"),
+        ("x_list_alerts", "List alerts for a repository", "/repos/{repo}/alerts"),
+        ("x_list_alerts_ent", "List alerts for an enterprise", "/enterprises/{e}/alerts"),
+        ("x_post_cancel", "Cancel a run", "/runs/{run}/cancel"),
+        ("x_post_rerun", "Re-run a run", "/runs/{run}/rerun"),
+    )
+    # The object's own tool before a related object's; the verb asked for.
+    assert index.search("delete the feature-x branch", 2) == [
+        "x_delete_branch",
+        "x_delete_protection",
+    ]
+    # A narrow scope first unless the wide one is asked for.
+    assert index.search("list alerts", 1) == ["x_list_alerts"]
+    assert index.search("list alerts of the enterprise", 1) == ["x_list_alerts_ent"]
+    # Kubernetes' twins share a title; the names say which one spans all namespaces.
+    pods = SearchIndex(
+        [
+            Document("x_list_pod_for_all_namespaces", "List pods", "", path="/api/v1/pods"),
+            Document("x_list_namespaced_pod", "List pods", "", path="/api/v1/namespaces/{n}/pods"),
+        ]
+    )
+    assert pods.search("list the pods in namespace web", 1) == ["x_list_namespaced_pod"]
+    assert pods.search("list pods in all namespaces", 1) == ["x_list_pod_for_all_namespaces"]
+    # A synonym of the verb ("stop" ~ "cancel"); a question asks for a read.
+    assert index.search("stop run 9876543210", 1) == ["x_post_cancel"]
+    assert index.search("is the branch there", 1) == ["x_get_branch"]
+
+
+def test_a_shortened_names_hash_and_cut_word_are_not_words() -> None:
+    index = SearchIndex(
+        [
+            Document("x_issue_resource_find_us_3045", "Find users", "", namespace="x"),
+            Document("x_usage_report", "Get a usage report", "", namespace="x"),
+        ]
+    )
+    assert index.search("us", 5) == []
+
+
+def test_search_results_add_to_the_title_instead_of_repeating_it() -> None:
+    assert _one_line("Get a pet\n\nGet a pet. Returns the pet by its id.", "Get a pet") == (
+        "Returns the pet by its id"
+    )
+    assert _one_line("Get a pet.", "Get a pet") == ""
+    long = _one_line("Does " + "many things " * 30, "x")
+    assert len(long) <= 160 and long.endswith("…") and long[:-1].split()[-1] in {"many", "things"}
+
+
+def test_a_huge_input_schema_is_cut_to_the_budget_and_says_so() -> None:
+    deep: dict[str, Any] = {"type": "string", "description": "leaf " * 50}
+    for level in range(8):
+        deep = {"type": "object", "properties": {f"p{level}{i}": deep for i in range(3)}}
+    schema = {
+        "type": "object",
+        "properties": {"a": {"$ref": "#/$defs/A"}, "deep": deep},
+        "$defs": {"A": {"type": "integer"}, "Unused": {"type": "string", "enum": ["x"] * 50}},
+        "examples": [{"a": 1}, {"a": 2}],
+    }
+    small, note = fit_schema({"type": "object", "$defs": {"U": {}}}, 6000)
+    assert small == {"type": "object"} and note == ""  # unreachable definitions go first
+    cut, note = fit_schema(schema, 6000)
+    assert len(json.dumps(cut, separators=(",", ":"))) <= 6000 < len(json.dumps(schema))
+    assert "Unused" not in cut["$defs"] and cut["$defs"]["A"] == {"type": "integer"}
+    assert (
+        cut["examples"] == [{"a": 1}] and "cut to" in note and "(cut for size)" in json.dumps(cut)
+    )
 
 
 def test_the_index_ranks_title_words_above_description_words() -> None:

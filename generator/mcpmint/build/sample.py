@@ -20,7 +20,7 @@ from typing import Any, Final
 from jsonschema import Draft202012Validator, validators  # type: ignore[import-untyped, unused-ignore]
 from referencing.exceptions import Unresolvable
 
-__all__ = ["sample_instance"]
+__all__ = ["drop_invalid_examples", "sample_instance", "teaching_instance"]
 
 _MAX_DEPTH: Final = 32
 # Recursive schemas with several branches could otherwise explore exponentially many trees.
@@ -345,3 +345,112 @@ def _multiple_in_range(step: float, low: float, high: float | None) -> tuple[boo
         if float(value / step).is_integer():
             return True, value
     return False, None
+
+
+# ---------------------------------------------------------------------- examples that teach
+# Formats whose sample is a real-looking value; "binary" and "password" give only "string".
+_TEACHING_FORMATS: Final = frozenset(_FORMATS) - {"binary", "password", "int64", "decimal"}
+
+
+def teaching_instance(
+    schema: Mapping[str, Any], defs: Mapping[str, Any] | None = None
+) -> tuple[bool, Any]:
+    """A valid value for an example a model learns from, or `(False, None)`: only where the
+    schema says what a real value looks like (its own examples, default, const or enum, a
+    format, a pattern; an object whose required properties all do). A bare string gets no
+    `"string"` placeholder: better no example than one that teaches a wrong value."""
+    if defs is None:
+        defs = schema.get("$defs") or {}
+    if not _teaches(schema, defs, 0):
+        return False, None
+    return sample_instance(schema, defs)
+
+
+def _teaches(schema: Any, defs: Mapping[str, Any], depth: int) -> bool:
+    if not isinstance(schema, Mapping) or depth > 8:
+        return False
+    ref = schema.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/$defs/"):
+        return _teaches(defs.get(ref[len("#/$defs/") :]), defs, depth + 1)
+    if _spec_values(schema):
+        return True
+    if schema.get("format") in _TEACHING_FORMATS or "pattern" in schema:
+        return True
+    if "object" in _types(schema) and isinstance(schema.get("properties"), Mapping):
+        required = schema.get("required", [])
+        properties = schema["properties"]
+        return bool(required) and all(
+            _teaches(properties.get(name), defs, depth + 1) for name in required
+        )
+    return False
+
+
+def drop_invalid_examples(schema: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """`schema` without the property-level `examples` values that their own subschema
+    refuses (checked like a whole call's: with the root's `$defs`, integers strict), and
+    where each one was ("properties/digest: 'sha256:0ec…' is too short")."""
+    defs = schema.get("$defs") or {}
+    dropped: list[str] = []
+
+    def walk(node: Any, path: tuple[str, ...]) -> Any:
+        """A schema: its subschemas walked, its own examples checked (not the root's)."""
+        if not isinstance(node, Mapping):
+            return node
+        out: dict[str, Any] = {}
+        for key, value in node.items():
+            if key in _SCHEMA_MAPS and isinstance(value, Mapping):
+                out[key] = {n: walk(v, (*path, key, str(n))) for n, v in value.items()}
+            elif key in _SCHEMA_LISTS and isinstance(value, list):
+                out[key] = [walk(v, (*path, key, str(i))) for i, v in enumerate(value)]
+            elif key in _SCHEMA_VALUES and isinstance(value, Mapping):
+                out[key] = walk(value, (*path, key))
+            else:
+                out[key] = value
+        examples = node.get("examples")
+        if path and isinstance(examples, list):
+            subschema = {k: v for k, v in out.items() if k != "examples"}
+            if defs and "$defs" not in subschema:
+                subschema["$defs"] = defs
+            kept = []
+            for value in examples:
+                error = _first_error(subschema, value)
+                if error is None:
+                    kept.append(value)
+                else:
+                    dropped.append(f"{'/'.join(path)}: {error}")
+            if kept:
+                out["examples"] = kept
+            else:
+                out.pop("examples")
+        return out
+
+    return walk(schema, ()), dropped
+
+
+_SCHEMA_MAPS: Final = ("properties", "patternProperties", "$defs", "dependentSchemas")
+_SCHEMA_LISTS: Final = ("allOf", "anyOf", "oneOf", "prefixItems")
+_SCHEMA_VALUES: Final = (
+    "items",
+    "additionalProperties",
+    "not",
+    "if",
+    "then",
+    "else",
+    "contains",
+    "propertyNames",
+    "unevaluatedProperties",
+    "unevaluatedItems",
+)
+
+
+def _first_error(schema: Mapping[str, Any], value: Any) -> str | None:
+    try:
+        error = next(iter(_Validator(schema).iter_errors(value)), None)
+    except (Unresolvable, RecursionError) as exc:
+        return f"cannot be checked ({type(exc).__name__})"
+    if error is None:
+        return None
+    shown = repr(value)
+    shown = shown if len(shown) <= 40 else shown[:39] + "…"
+    message = error.message if len(error.message) <= 120 else error.message[:119] + "…"
+    return f"{shown}: {message}" if shown not in message else message

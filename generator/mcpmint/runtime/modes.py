@@ -19,6 +19,7 @@ The modes travel in `tools.json` under `toolModes` (docs/tools-json.md).
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -46,6 +47,8 @@ MODES = ("all", "dynamic", "groups")
 SEARCH_LIMIT = 8
 MAX_SEARCH_LIMIT = 25
 MAX_QUERY_CHARS = 500
+# The input schema describe_tool shows is cut to this many bytes of JSON (a few are 200 KB).
+DESCRIBE_SCHEMA_BYTES = 6000
 _ONE_LINE = 160
 
 
@@ -155,7 +158,7 @@ def meta_tool_definitions(namespace: str, title: str = "") -> list[dict[str, Any
             "description": (
                 f"Find the tools of {api} that match what you want to do, described in plain "
                 f'words ("list the issues of a repository"). Returns the best matches\' '
-                f"names, titles and one-line descriptions. Then use {describe} for a tool's "
+                f"names, titles and a line about each. Then use {describe} for a tool's "
                 f"arguments and {call} to call it."
             ),
             "inputSchema": {
@@ -184,13 +187,20 @@ def meta_tool_definitions(namespace: str, title: str = "") -> list[dict[str, Any
             "name": describe,
             "title": "Describe a tool",
             "description": (
-                f"The full definition of one tool of {api}, by name (from {search}): its "
-                "description, input schema, output schema, annotations and whether the user "
-                "must confirm each call."
+                f"One tool of {api}, by name (from {search}): its description, input schema "
+                "with examples, an example call and whether the user must confirm each call. "
+                "The output schema on request."
             ),
             "inputSchema": {
                 "type": "object",
-                "properties": {"name": {"type": "string", "minLength": 1, "maxLength": 128}},
+                "properties": {
+                    "name": {"type": "string", "minLength": 1, "maxLength": 128},
+                    "outputSchema": {
+                        "type": "boolean",
+                        "default": False,
+                        "description": "Also give the schema of the tool's result.",
+                    },
+                },
                 "required": ["name"],
                 "additionalProperties": False,
             },
@@ -255,6 +265,9 @@ class ToolRouter:
                     description=tool.description,
                     tags=modes.tags.get(tool.name, ()),
                     path="" if tool.request is None else tool.request.path,
+                    parameters=_parameter_words(tool.input_schema),
+                    namespace=catalog.server.namespace,
+                    method="" if tool.request is None else tool.request.method,
                 )
                 for tool in catalog.tools
                 if tool.name in allowed
@@ -315,10 +328,13 @@ class ToolRouter:
             return _error("`limit` must be an integer.")
         limit = max(1, min(limit, MAX_SEARCH_LIMIT))
         found = [self._allowed[name] for name in self._index.search(query, limit)]
-        matches = [
-            {"name": tool.name, "title": tool.title, "description": _one_line(tool.description)}
-            for tool in found
-        ]
+        matches = []
+        for tool in found:
+            match = {"name": tool.name, "title": tool.title}
+            line = _one_line(tool.description, tool.title)
+            if line:
+                match["about"] = line
+            matches.append(match)
         hint = (
             f"Use {self._describe} for a tool's arguments, then {self._call}."
             if matches
@@ -327,22 +343,185 @@ class ToolRouter:
         return _structured({"tools": matches, "hint": hint})
 
     def _describe_result(self, arguments: Mapping[str, Any]) -> types.CallToolResult:
-        name = arguments.get("name")
+        name, output = arguments.get("name"), arguments.get("outputSchema", False)
         tool = self._allowed.get(name) if isinstance(name, str) else None
         if tool is None:
             return _error(f"Unknown tool: {name}. Use {self._search} to find tool names.")
-        return _structured(
-            {
-                "name": tool.name,
-                "title": tool.title,
-                "description": tool.description,
-                "inputSchema": dict(tool.input_schema),
-                "outputSchema": None if tool.output_schema is None else dict(tool.output_schema),
-                "annotations": dict(tool.annotations),
-                "asksForConfirmation": tool.needs_confirmation,
-                "call": f'{self._call} with {{"name": "{tool.name}", "arguments": {{...}}}}',
+        if not isinstance(output, bool):
+            return _error("`outputSchema` must be true or false.")
+        schema, cut = fit_schema(tool.input_schema, DESCRIBE_SCHEMA_BYTES)
+        examples = schema.get("examples")
+        answer: dict[str, Any] = {
+            "name": tool.name,
+            "title": tool.title,
+            "description": _after_title(tool.description, tool.title),
+            "inputSchema": schema,
+            "annotations": {k: v for k, v in tool.annotations.items() if k != "title"},
+            "asksForConfirmation": tool.needs_confirmation,
+        }
+        # One call to copy: the first example's arguments, or none when none are required;
+        # never made-up values (a placeholder teaches a wrong call).
+        if isinstance(examples, list) and examples:
+            example: Any = examples[0]
+        elif not schema.get("required"):
+            example = {}
+        else:
+            example = None
+        if example is not None:
+            answer["exampleCall"] = {
+                "name": self._call,
+                "arguments": {"name": tool.name, "arguments": example},
             }
-        )
+        else:
+            answer["call"] = (
+                f'{self._call} with {{"name": "{tool.name}", "arguments": {{...}}}}, the '
+                "arguments as inputSchema says"
+            )
+        if not answer["description"]:
+            del answer["description"]  # it only repeated the title
+        if cut:
+            answer["note"] = cut
+        if tool.output_schema is not None:
+            if output:
+                answer["outputSchema"] = dict(tool.output_schema)
+            else:
+                answer["more"] = (
+                    f'{self._describe} with "outputSchema": true gives the result\'s schema.'
+                )
+        return _structured(answer)
+
+
+def _parameter_words(schema: Mapping[str, Any]) -> tuple[str, ...]:
+    """Each argument's name and the first sentence of its description: what a tool can be
+    asked for ("only running containers", "issues assigned to a user")."""
+    words = []
+    properties = schema.get("properties")
+    for name, prop in (properties if isinstance(properties, Mapping) else {}).items():
+        text = prop.get("description", "") if isinstance(prop, Mapping) else ""
+        first = _SENTENCE.split(text, 1)[0] if isinstance(text, str) else ""
+        words.append(f"{name} {first[:_ONE_LINE]}")
+    return tuple(words)
+
+
+def _after_title(description: str, title: str) -> str:
+    """The description without a first paragraph that only repeats the title."""
+    head, _, rest = description.partition("\n\n")
+    if rest and head.strip().rstrip(".").lower() == title.strip().rstrip(".").lower():
+        return rest
+    return "" if description.strip().rstrip(".") == title.strip().rstrip(".") else description
+
+
+def fit_schema(schema: Mapping[str, Any], budget: int) -> tuple[dict[str, Any], str]:
+    """`schema` within `budget` bytes of JSON, and what was cut ("" if nothing).
+
+    Unreachable `$defs` go first (they cost and say nothing); then, while too big, one example
+    is kept, long descriptions are shortened, and what lies below a shrinking depth is
+    replaced by its type and a mark; `$defs` no longer reached are pruned each time. The call
+    is still checked against the whole schema.
+    """
+    whole = _size(schema)
+    fitted = _prune_defs(dict(schema))
+    if _size(fitted) <= budget:
+        return fitted, ""
+    if isinstance(fitted.get("examples"), list):
+        fitted["examples"] = fitted["examples"][:1]
+    fitted = _shorten(fitted, 160)
+    depth = 8
+    while _size(fitted) > budget and depth > 1:
+        depth -= 1
+        fitted = _prune_defs(_cut_below(fitted, depth))
+    if _size(fitted) > budget:
+        fitted = _prune_defs(_cut_below(fitted, 1, keep_examples=False))
+    dropped = len(schema.get("$defs", {}) or {}) - len(fitted.get("$defs", {}) or {})
+    note = (
+        f"The input schema is cut to {_size(fitted):,} of its {whole:,} bytes: parts below depth "
+        f"{depth} are summarised as `{_CUT}`"
+        + (f" and {dropped} definitions left out" if dropped > 0 else "")
+        + ". Calls are still checked against the whole schema; an error names the argument."
+    )
+    return fitted, note
+
+
+_CUT = "(cut for size)"
+_SCHEMA_KEYS = ("properties", "items", "additionalProperties", "$defs", "not", "if", "then", "else")
+_SCHEMA_LISTS = ("allOf", "anyOf", "oneOf", "prefixItems")
+
+
+def _size(value: Any) -> int:
+    return len(json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8"))
+
+
+def _refs(node: Any, found: set[str]) -> None:
+    if isinstance(node, Mapping):
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#/$defs/"):
+            found.add(ref[len("#/$defs/") :])
+        for key, value in node.items():
+            if key != "$defs":
+                _refs(value, found)
+    elif isinstance(node, list):
+        for value in node:
+            _refs(value, found)
+
+
+def _prune_defs(schema: dict[str, Any]) -> dict[str, Any]:
+    """`schema` with only the `$defs` its body reaches (transitively)."""
+    defs = schema.get("$defs")
+    if not isinstance(defs, Mapping):
+        return schema
+    reached: set[str] = set()
+    _refs(schema, reached)
+    todo = list(reached)
+    while todo:
+        more: set[str] = set()
+        _refs(defs.get(todo.pop()), more)
+        for name in more - reached:
+            reached.add(name)
+            todo.append(name)
+    kept = {name: value for name, value in defs.items() if name in reached}
+    out = {k: v for k, v in schema.items() if k != "$defs"}
+    if kept:
+        out["$defs"] = kept
+    return out
+
+
+def _shorten(node: Any, length: int) -> Any:
+    if isinstance(node, Mapping):
+        out = {k: _shorten(v, length) for k, v in node.items()}
+        text = out.get("description")
+        if isinstance(text, str) and len(text) > length:
+            out["description"] = text[: length - 1].rsplit(" ", 1)[0] + "…"
+        return out
+    if isinstance(node, list):
+        return [_shorten(v, length) for v in node]
+    return node
+
+
+def _cut_below(node: Any, depth: int, keep_examples: bool = True) -> Any:
+    """Schemas nested deeper than `depth` become their type and a mark; `$defs` entries count
+    from their own top."""
+    if not isinstance(node, Mapping):
+        return node
+    if depth <= 0:
+        summary: dict[str, Any] = {"description": _CUT}
+        if "type" in node:
+            summary["type"] = node["type"]
+        if "$ref" in node:
+            summary["description"] = f"{_CUT}: see {node['$ref']}"
+        return summary
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key == "examples" and not keep_examples:
+            continue
+        if key in ("$defs", "properties") and isinstance(value, Mapping):
+            out[key] = {n: _cut_below(v, depth - 1, keep_examples) for n, v in value.items()}
+        elif key in _SCHEMA_KEYS and isinstance(value, Mapping):
+            out[key] = _cut_below(value, depth - 1, keep_examples)
+        elif key in _SCHEMA_LISTS and isinstance(value, list):
+            out[key] = [_cut_below(v, depth - 1, keep_examples) for v in value]
+        else:
+            out[key] = value
+    return out
 
 
 def _chosen_groups(prefix: str, modes: ToolModes, environ: Mapping[str, str]) -> tuple[str, ...]:
@@ -361,12 +540,24 @@ def _chosen_groups(prefix: str, modes: ToolModes, environ: Mapping[str, str]) ->
     return chosen
 
 
-def _one_line(text: str) -> str:
-    line = " ".join(text.split())
-    sentence = line.split(". ", 1)[0]
-    if len(sentence) > _ONE_LINE:
-        return sentence[: _ONE_LINE - 3].rstrip() + "..."
-    return sentence
+def _one_line(text: str, title: str) -> str:
+    """The description's first sentence that adds to the title ("" if none does), on one line
+    and cut at a word's end."""
+    said = set(_words(title))
+    for sentence in _SENTENCE.split(" ".join(_after_title(text, title).split())):
+        words = _words(sentence)
+        if words and not set(words) <= said:
+            if len(sentence) > _ONE_LINE:
+                sentence = sentence[: _ONE_LINE - 1].rsplit(" ", 1)[0].rstrip(",;:") + "…"
+            return sentence.rstrip(".")
+    return ""
+
+
+_SENTENCE = re.compile(r"(?<=[a-z0-9)`'\"])[.!?]\s+")
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"[a-z0-9]+", text.lower())
 
 
 def _structured(data: dict[str, Any]) -> types.CallToolResult:

@@ -25,15 +25,18 @@ from mcpmint.build import naming, servers_check
 from mcpmint.build.compact import OUTPUT_SCHEMA_MAX_BYTES, compact
 from mcpmint.build.frontends import common
 from mcpmint.build.namespaces import default_namespace
-from mcpmint.build.sample import sample_instance
+from mcpmint.build.sample import drop_invalid_examples, teaching_instance
 from mcpmint.build.schema import SchemaConverter, SchemaRoot
-from mcpmint.build.text import clean_text, instruction_like, one_line
-from mcpmint.build.toolmemo import (
-    ToolKeys,
-    decoded,
-    encode_tool,
-    record_text,
+from mcpmint.build.text import (
+    absolute_links,
+    clean_text,
+    describe_operation,
+    docs_base,
+    html_to_markdown,
+    instruction_like,
+    one_line,
 )
+from mcpmint.build.toolmemo import ToolKeys, decoded, encode_tool, record_text
 from mcpmint.config import Override, Selection
 from mcpmint.diagnostics import DiagnosticSink, Level
 from mcpmint.load.document import RawDocument
@@ -687,6 +690,7 @@ class _Builder:
             options.allow_partial,
             sorted(known_schemes),
             self.data.get("security"),
+            docs_base(self.data),  # relative links in descriptions are read against it
         ]
         try:
             return ToolKeys(self.data, shared, self.converter.reuse_flags)
@@ -765,14 +769,20 @@ class _Builder:
         }
         if args.required:
             input_root["required"] = args.required
-        input_schema = inputs.finish(input_root)
+        input_schema, refused = drop_invalid_examples(inputs.finish(input_root))
+        for where in refused:
+            self.sink.warning(
+                self.locate(op.pointer),
+                f"an example in the input schema does not match its schema at {where}; "
+                "it is left out",
+            )
         examples = self.checked_examples(input_schema, args) if args.example else ()
         if examples:
             input_schema["examples"] = list(examples)
         output_schema, wrap, accept = self.response(op)
 
-        summary = one_line(str(operation.get("summary") or ""))
-        description = clean_text(str(operation.get("description") or ""))
+        summary = str(operation.get("summary") or "")
+        description = str(operation.get("description") or "")
         for key, text in (("summary", summary), ("description", description)):
             phrase = instruction_like(text)
             if phrase:
@@ -782,13 +792,13 @@ class _Builder:
                     f"the {key} reads like an instruction to the model ({phrase[:60]!r})",
                     "review it; replace it with a `description` override in mcpmint.yaml",
                 )
-        title = summary or common.default_title(name[len(namespace) + 1 :])
-        full_description = (
-            "\n\n".join(
-                part for part in (summary, description if description != summary else "") if part
-            )
-            or f"{op.method.upper()} {op.path}"
+        title, full_description = describe_operation(
+            summary,
+            description,
+            common.default_title(name[len(namespace) + 1 :]),
+            docs_base(self.data),
         )
+        full_description = full_description or f"{op.method.upper()} {op.path}"
         if operation.get("deprecated") is True:
             full_description = "Deprecated. " + full_description
         method = op.method.upper()
@@ -908,7 +918,11 @@ class _Builder:
                 continue
             argument = args.name(argument, f"{argument}_{location}")
             schema, style = self.parameter_schema(param, pointer, inputs)
-            description = clean_text(str(param.get("description") or ""))
+            description = clean_text(
+                absolute_links(
+                    html_to_markdown(str(param.get("description") or "")), docs_base(self.data)
+                )
+            )
             if description and "description" not in schema:
                 schema["description"] = description
             is_required = location == "path" or param.get("required") is True
@@ -960,6 +974,21 @@ class _Builder:
             )
         return {"type": "string"}, style
 
+    def _empty_body(self, body: Mapping[str, Any], pointer: str) -> bool:
+        """An optional request body whose every media type's schema has no properties."""
+        if body.get("required") is True:
+            return False
+        for media, node in body["content"].items():
+            schema = node.get("schema") if isinstance(node, Mapping) else None
+            schema, _ = self.deref(schema, refs.join(pointer, "content", media, "schema"))
+            if not isinstance(schema, Mapping) or schema.get("type") not in ("object", None):
+                return False
+            if schema.get("properties") or schema.get("additionalProperties") not in (None, False):
+                return False
+            if any(key in schema for key in ("allOf", "anyOf", "oneOf", "items")):
+                return False
+        return True
+
     def request_body(
         self,
         op: _Operation,
@@ -982,6 +1011,8 @@ class _Builder:
         if not isinstance(body, Mapping) or not isinstance(body.get("content"), Mapping):
             return True, None
         content: Mapping[str, Any] = body["content"]
+        if op.method.lower() in ("get", "delete", "head") and self._empty_body(body, pointer):
+            return True, None  # Stripe's GETs: an optional body with nothing in it
         if not content:
             self.sink.warning(
                 self.locate(refs.join(pointer, "content")),
@@ -1205,18 +1236,20 @@ def _example_pointer(node: Mapping[str, Any], pointer: str) -> str:
 
 
 def _complete_example(example: dict[str, Any], schema: Mapping[str, Any]) -> dict[str, Any]:
-    """The spec's example values, plus sampled values for required arguments it leaves out.
+    """The spec's example values, plus values for the required arguments it leaves out where
+    their schema says what a real one looks like; else no example ({}).
 
     Specs often give an example for the body but not for the path parameters; the tool's
-    example must be a whole, valid call.
+    example must be a whole, valid call, and never teach a placeholder (`"owner": "string"`).
     """
     completed = dict(example)
     properties = schema.get("properties", {})
     for name in schema.get("required", []):
         if name not in completed and name in properties:
-            ok, value = sample_instance(properties[name], schema.get("$defs"))
-            if ok:
-                completed[name] = value
+            ok, value = teaching_instance(properties[name], schema.get("$defs"))
+            if not ok:
+                return {}
+            completed[name] = value
     return completed
 
 
