@@ -101,6 +101,7 @@ http {{
     uwsgi_temp_path {folder}/uwsgi;
     scgi_temp_path {folder}/scgi;
     upstream replicas {{
+{balance}
 {servers}
         keepalive 32;
     }}
@@ -121,8 +122,9 @@ http {{
 
 
 @contextmanager
-def nginx(ports: list[int]) -> Iterator[int]:
-    """nginx on a free port, balancing round robin over `ports`; yields its port."""
+def nginx(ports: list[int], *, affinity: bool = False) -> Iterator[int]:
+    """nginx on a free port, balancing over `ports` round robin, or by client address with
+    `affinity` (`ip_hash`: every request of one client to one replica); yields its port."""
     port = free_port()
     with tempfile.TemporaryDirectory(prefix="mcpmint-nginx-") as folder:
         servers = "\n".join(
@@ -132,7 +134,14 @@ def nginx(ports: list[int]) -> Iterator[int]:
         user = "user root;" if os.geteuid() == 0 else ""
         conf = Path(folder) / "nginx.conf"
         conf.write_text(
-            _NGINX.format(folder=folder, servers=servers, port=port, user=user), encoding="utf-8"
+            _NGINX.format(
+                folder=folder,
+                servers=servers,
+                port=port,
+                user=user,
+                balance="        ip_hash;" if affinity else "",
+            ),
+            encoding="utf-8",
         )
         log = Path(folder) / "error.log"
         command = [_binary("nginx", "/usr/sbin"), "-c", str(conf), "-p", folder]

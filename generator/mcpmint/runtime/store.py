@@ -205,7 +205,6 @@ class RedisStore:
         self._timeout = timeout
         self._client: Any = None
         self._scripts: dict[str, Any] = {}
-        self._epoch: str | None = None
 
     def _connect(self) -> Any:
         # One quick retry (after a Redis restart the pool holds dead connections); no more:
@@ -236,12 +235,12 @@ class RedisStore:
         return f"The state store ({self.name}) could not {what}: {why}."
 
     async def check(self) -> None:
-        self._epoch = str(await self._run("be reached", _EPOCH, [], []))
+        await self._run("be reached", _EPOCH, [], [])
 
     async def epoch(self) -> str:
-        if self._epoch is None:
-            self._epoch = str(await self._run("give its epoch", _EPOCH, [], []))
-        return self._epoch
+        # Asked every time (one round trip): an epoch remembered across a restart of Redis
+        # would make the next confirmation fail for nothing.
+        return str(await self._run("give its epoch", _EPOCH, [], []))
 
     async def spend(self, kind: str, nonce: str, expires: float, epoch: str) -> str | None:
         remaining = expires - time.time()
@@ -249,10 +248,7 @@ class RedisStore:
             return "it has expired"
         ttl_ms = math.ceil((remaining + CLOCK_SKEW_SECONDS) * 1000)
         key = self._key_of(kind, nonce)
-        verdict, current = await self._run(
-            "record a used nonce", _SPEND, [key], [str(ttl_ms), epoch]
-        )
-        self._epoch = str(current)
+        verdict, _ = await self._run("record a used nonce", _SPEND, [key], [str(ttl_ms), epoch])
         if verdict == "ok":
             return None
         if verdict == "used":
