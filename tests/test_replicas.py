@@ -278,6 +278,8 @@ async def test_killing_a_replica_mid_run_loses_no_confirmed_call_and_sends_none_
             for pet in range(1000, 1000 + calls):
                 group.start_soon(one, pet)
     sent = Counter(int(r.rsplit("/", 1)[1]) for r in deletes(upstream))
+    print(f"replica kill: {len(succeeded)} confirmed, {len(failed)} failed, {len(sent)} sent, "
+          f"{sum(n > 1 for n in sent.values())} sent twice")  # fmt: skip
     assert killed[0] and len(succeeded) + len(failed) == calls
     assert [pet for pet, n in sent.items() if n > 1] == []  # none sent twice
     assert set(succeeded) <= set(sent)  # every call the client saw confirmed reached the API
