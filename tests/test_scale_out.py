@@ -6,8 +6,10 @@ interpreter: the package needs nothing the test environment lacks). One MCP clie
 both: its HTTP transport sends each request to the next replica in turn.
 
 - 2026-07-28 (stateless): a confirmation asked by one replica is answered on the other, because
-  both seal `request_state` with the same `PETSTORE_STATE_KEY`; the upstream gets the call once.
-  Without a shared key the other replica cannot open the state and nothing is sent.
+  both seal `request_state` with the same `PETSTORE_STATE_KEY` and spend it in one Redis store;
+  the upstream gets the call once. With a shared key but each its own memory store, the other
+  replica refuses the state (it cannot spend it once for both); without a shared key it cannot
+  open it. Either way nothing is sent. (More in tests/test_replicas.py.)
 - 2025-11-25 (sessions): a session lives in the replica that created it; a request routed to the
   other replica is refused (404 "Session not found"), so that era needs sticky sessions.
 
@@ -39,6 +41,7 @@ from mcp.shared.exceptions import MCPError
 from mcpmint.diagnostics import DiagnosticSink
 from mcpmint.pipeline import GenerateOptions, generate
 
+from .services import redis_server
 from .support import REPO, Loopback, User, clean_env, free_port, loopback, stop, wait_for_port
 
 pytestmark = pytest.mark.anyio
@@ -72,12 +75,14 @@ def replica_env(package: Path, upstream: Loopback, **extra: str) -> dict[str, st
 
 
 @contextmanager
-def replica(package: Path, upstream: Loopback, state_key: str) -> Iterator[int]:
+def replica(package: Path, upstream: Loopback, state_key: str, store: str = "") -> Iterator[int]:
     """One replica on a free port; yields the port. Its stderr is shown if a test fails."""
     port = free_port()
     env = replica_env(package, upstream)
     if state_key:
         env["PETSTORE_STATE_KEY"] = state_key
+    if store:
+        env["PETSTORE_STATE_STORE"] = store
     command = [sys.executable, "-m", "petstore_mcp", "--transport", "http", "--port", str(port)]
     with tempfile.TemporaryFile() as log:
         process = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
@@ -93,10 +98,15 @@ def replica(package: Path, upstream: Loopback, state_key: str) -> Iterator[int]:
 
 
 @contextmanager
-def two_replicas(package: Path, upstream: Loopback, *, shared_key: bool) -> Iterator[list[int]]:
+def two_replicas(
+    package: Path, upstream: Loopback, *, shared_key: bool, store: str = ""
+) -> Iterator[list[int]]:
     key = secrets.token_hex(32)
     first = key if shared_key else ""  # without a shared key each replica makes its own
-    with replica(package, upstream, first) as a, replica(package, upstream, first) as b:
+    with (
+        replica(package, upstream, first, store) as a,
+        replica(package, upstream, first, store) as b,
+    ):
         yield [a, b]
 
 
@@ -152,10 +162,13 @@ def text_of(result: types.CallToolResult) -> str:
     return " ".join(c.text for c in result.content if isinstance(c, types.TextContent))
 
 
-async def test_a_confirmation_asked_by_one_replica_completes_on_the_other_with_a_shared_key(
+async def test_a_confirmation_asked_by_one_replica_completes_on_the_other_with_a_shared_store(
     package: Path, upstream: Loopback
 ) -> None:
-    with two_replicas(package, upstream, shared_key=True) as ports:
+    with (
+        redis_server() as redis,
+        two_replicas(package, upstream, shared_key=True, store=redis.url) as ports,
+    ):
         balancer = RoundRobin(ports)
         result, user = await delete_pet(balancer, "auto")
     assert not result.is_error, text_of(result)
@@ -165,6 +178,19 @@ async def test_a_confirmation_asked_by_one_replica_completes_on_the_other_with_a
     assert (first_had_state, second_had_state) == (False, True)
     assert asked_by != answered_by
     assert upstream.requests == ["DELETE /v2/pets/42"]
+
+
+async def test_with_only_a_shared_key_the_other_replica_refuses_the_answer_and_sends_nothing(
+    package: Path, upstream: Loopback
+) -> None:
+    """The memory store is per process: the other replica opens the state and refuses it."""
+    with two_replicas(package, upstream, shared_key=True) as ports:
+        balancer = RoundRobin(ports)
+        result, _ = await delete_pet(balancer, "auto")
+    assert result.is_error and "another server process" in text_of(result)
+    (asked_by, _), (answered_by, _) = balancer.tool_calls()
+    assert asked_by != answered_by
+    assert upstream.requests == []
 
 
 async def test_without_a_shared_key_the_other_replica_refuses_the_answer_and_sends_nothing(

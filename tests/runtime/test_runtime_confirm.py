@@ -22,6 +22,7 @@ from mcpmint.runtime.confirm import (
     elicitation_supported,
 )
 from mcpmint.runtime.server import ConfigurationError, build_server
+from mcpmint.runtime.store import MemoryStore
 
 pytestmark = pytest.mark.anyio
 
@@ -42,8 +43,9 @@ async def connect(
     mode: str,
     answer: Answer | None,
     env: dict[str, str] | None = None,
+    store: MemoryStore | None = None,
 ) -> AsyncIterator[Client]:
-    server = build_server(catalog, transport=upstream.transport, environ=env or ENV)
+    server = build_server(catalog, transport=upstream.transport, environ=env or ENV, store=store)
     async with Client(server, mode=mode, elicitation_callback=answer) as client:
         yield client
 
@@ -297,27 +299,45 @@ async def test_S12_an_answer_without_state_or_a_state_without_answer_is_refused(
     assert upstream.requests == []
 
 
-def test_S12_redeem_checks_tool_arguments_expiry_and_use() -> None:
+async def test_S12_redeem_checks_tool_arguments_expiry_and_use() -> None:
     now = [1000.0]
     confirmer = Confirmer(ttl=60.0, clock=lambda: now[0])
     digest = argument_digest("t", {"id": 5})
-    state = confirmer.challenge("t", digest, "m").request_state
+    state = (await confirmer.challenge("t", digest, "m")).request_state
     assert state is not None
     with pytest.raises(StateError, match="another tool"):
-        confirmer.redeem(state, "u", digest)
+        await confirmer.redeem(state, "u", digest)
     with pytest.raises(StateError, match="other arguments"):
-        confirmer.redeem(state, "t", argument_digest("t", {"id": 6}))
-    for bad in ("not json", "[]", '{"v":2}', '{"v":1,"tool":"t","args":"x"}'):
+        await confirmer.redeem(state, "t", argument_digest("t", {"id": 6}))
+    for bad in ("not json", "[]", '{"v":1}', '{"v":2,"tool":"t","args":"x"}'):
         with pytest.raises(StateError, match="malformed"):
-            confirmer.redeem(bad, "t", digest)
-    confirmer.redeem(state, "t", digest)
+            await confirmer.redeem(bad, "t", digest)
+    await confirmer.redeem(state, "t", digest)
     with pytest.raises(StateError, match="already used"):
-        confirmer.redeem(state, "t", digest)
-    late = confirmer.challenge("t", digest, "m").request_state
+        await confirmer.redeem(state, "t", digest)
+    late = (await confirmer.challenge("t", digest, "m")).request_state
     assert late is not None
     now[0] += 61
     with pytest.raises(StateError, match="expired"):
-        confirmer.redeem(late, "t", digest)
+        await confirmer.redeem(late, "t", digest)
+
+
+async def test_S12_a_state_is_spent_only_in_the_store_that_issued_it() -> None:
+    """Another process (its own memory store) or a restarted one refuses the state: the
+    memory store's epoch is per process, so nothing redeemed before can be redeemed there."""
+    now = [1000.0]
+    store = MemoryStore(clock=lambda: now[0])
+    confirmer = Confirmer(ttl=60.0, clock=lambda: now[0], store=store)
+    digest = argument_digest("t", {"id": 5})
+    state = (await confirmer.challenge("t", digest, "m")).request_state
+    assert state is not None
+    elsewhere = Confirmer(ttl=60.0, clock=lambda: now[0])
+    with pytest.raises(StateError, match="another server process"):
+        await elsewhere.redeem(state, "t", digest)
+    sharing = Confirmer(ttl=60.0, clock=lambda: now[0], store=store)  # a store in common
+    await sharing.redeem(state, "t", digest)
+    with pytest.raises(StateError, match="already used"):
+        await confirmer.redeem(state, "t", digest)
 
 
 def test_argument_digest_is_canonical() -> None:
@@ -331,16 +351,34 @@ def test_argument_digest_is_canonical() -> None:
 # ------------------------------------------------------------------------------ shared key
 
 
-async def test_replicas_sharing_a_state_key_accept_each_others_state(
+async def test_replicas_sharing_a_state_key_and_a_store_accept_each_others_state_once(
     catalog: Catalog, upstream: Recorder
 ) -> None:
+    env = ENV | {"PETS_STATE_KEY": STATE_KEY}
+    store = MemoryStore()  # what a Redis store is to replicas (tests/test_state_store.py)
+    async with connect(catalog, upstream, "auto", Answer(), env, store) as one:
+        challenge = await first_round(one, *DELETE)
+    async with connect(catalog, upstream, "auto", Answer(), env, store) as two:
+        done = await answer_round(two, *DELETE, challenge.request_state)
+    async with connect(catalog, upstream, "auto", Answer(), env, store) as one_again:
+        replayed = await answer_round(one_again, *DELETE, challenge.request_state)
+    assert not done.is_error, text(done)
+    assert replayed.is_error and "already used" in text(replayed)
+    assert len(upstream.requests) == 1
+
+
+async def test_replicas_sharing_only_a_state_key_refuse_each_others_state(
+    catalog: Catalog, upstream: Recorder
+) -> None:
+    """Each memory store is its own: the other replica opens the sealed state but cannot
+    spend it once for the deployment, so it refuses (fail closed) and sends nothing."""
     env = ENV | {"PETS_STATE_KEY": STATE_KEY}
     async with connect(catalog, upstream, "auto", Answer(), env) as one:
         challenge = await first_round(one, *DELETE)
     async with connect(catalog, upstream, "auto", Answer(), env) as two:
-        done = await answer_round(two, *DELETE, challenge.request_state)
-    assert not done.is_error, text(done)
-    assert len(upstream.requests) == 1
+        refused = await answer_round(two, *DELETE, challenge.request_state)
+    assert refused.is_error and "another server process" in text(refused)
+    assert upstream.requests == []
 
 
 def test_a_short_state_key_is_refused(catalog: Catalog) -> None:

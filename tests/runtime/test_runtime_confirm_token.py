@@ -26,13 +26,14 @@ from mcpmint.runtime.audit import AuditLog
 from mcpmint.runtime.catalog import Catalog, load_catalog
 from mcpmint.runtime.confirm import argument_digest
 from mcpmint.runtime.server import ConfigurationError, build_server
+from mcpmint.runtime.store import MemoryStore
 from mcpmint.runtime.tokens import TOKEN_ARGUMENT, TokenError, Tokens
 
 pytestmark = pytest.mark.anyio
 
 DELETE = ("pets_delete_pet", {"petId": "5"})
 TOKEN_ENV = {**ENV, "PETS_CONFIRM_FALLBACK": "token"}
-_TOKEN = re.compile(r'"_confirmation_token": "(mct1\.[^"]+)"')
+_TOKEN = re.compile(r'"_confirmation_token": "(mct2\.[^"]+)"')
 
 
 @asynccontextmanager
@@ -43,8 +44,11 @@ async def connect(
     env: dict[str, str] = TOKEN_ENV,
     answer: Answer | None = None,
     audit: AuditLog | None = None,
+    store: MemoryStore | None = None,
 ) -> AsyncIterator[Client]:
-    server = build_server(catalog, transport=upstream.transport, environ=env, audit=audit)
+    server = build_server(
+        catalog, transport=upstream.transport, environ=env, audit=audit, store=store
+    )
     async with Client(server, mode=mode, elicitation_callback=answer) as client:
         yield client
 
@@ -137,14 +141,16 @@ async def test_S11_a_client_that_can_elicit_is_still_asked_and_its_token_ignored
 
 
 def flips(token: str) -> list[str]:
-    """The token with one character changed in each of its parts (expiry, nonce, MAC)."""
-    version, expires, nonce, mac = token.split(".")
+    """The token with one character changed in each of its parts (expiry, epoch, nonce, MAC)."""
+    version, expires, epoch, nonce, mac = token.split(".")
     other = {"0": "1"}
     bumped = expires[:-1] + other.get(expires[-1], "0")
+    epoch_flipped = ("b" if epoch[0] == "a" else "a") + epoch[1:]
     return [
-        f"{version}.{bumped}.{nonce}.{mac}",
-        f"{version}.{expires}.{('B' if nonce[0] == 'A' else 'A')}{nonce[1:]}.{mac}",
-        f"{version}.{expires}.{nonce}.{mac[:10]}{'B' if mac[10] == 'A' else 'A'}{mac[11:]}",
+        f"{version}.{bumped}.{epoch}.{nonce}.{mac}",
+        f"{version}.{expires}.{epoch_flipped}.{nonce}.{mac}",
+        f"{version}.{expires}.{epoch}.{('B' if nonce[0] == 'A' else 'A')}{nonce[1:]}.{mac}",
+        f"{version}.{expires}.{epoch}.{nonce}.{mac[:10]}{'B' if mac[10] == 'A' else 'A'}{mac[11:]}",
         token[:-1],
         "",
         "confirm",
@@ -237,7 +243,23 @@ async def test_S12_a_token_from_a_server_with_another_key_is_refused(
     assert upstream.requests == []
 
 
-async def test_replicas_sharing_a_state_key_accept_each_others_tokens(
+async def test_replicas_sharing_a_state_key_and_a_store_accept_each_others_tokens_once(
+    catalog: Catalog, upstream: Recorder
+) -> None:
+    env = {**TOKEN_ENV, "PETS_STATE_KEY": "s" * 40}
+    store = MemoryStore()  # what a Redis store is to replicas (tests/test_state_store.py)
+    async with connect(catalog, upstream, "legacy", env=env, store=store) as one:
+        token = await get_token(one, *DELETE)
+    async with connect(catalog, upstream, "legacy", env=env, store=store) as two:
+        result = await call_with(two, *DELETE, token)
+    async with connect(catalog, upstream, "legacy", env=env, store=store) as three:
+        replayed = await call_with(three, *DELETE, token)
+    assert not result.is_error, text(result)
+    assert replayed.is_error and "already used" in text(replayed)
+    assert len(upstream.requests) == 1
+
+
+async def test_replicas_sharing_only_a_state_key_refuse_each_others_tokens(
     catalog: Catalog, upstream: Recorder
 ) -> None:
     env = {**TOKEN_ENV, "PETS_STATE_KEY": "s" * 40}
@@ -245,8 +267,8 @@ async def test_replicas_sharing_a_state_key_accept_each_others_tokens(
         token = await get_token(one, *DELETE)
     async with connect(catalog, upstream, "legacy", env=env) as two:
         result = await call_with(two, *DELETE, token)
-    assert not result.is_error, text(result)
-    assert len(upstream.requests) == 1
+    assert result.is_error and "another server process" in text(result)
+    assert upstream.requests == []
 
 
 async def test_S13_a_confirm_argument_does_not_bypass_the_token(
@@ -298,24 +320,32 @@ def test_an_unknown_fallback_value_stops_the_server(catalog: Catalog) -> None:
         build_server(catalog, environ={**ENV, "PETS_CONFIRM_FALLBACK": "yes"})
 
 
-def test_S12_tokens_bind_caller_tool_arguments_expiry_and_single_use() -> None:
+async def test_S12_tokens_bind_caller_tool_arguments_expiry_and_single_use() -> None:
     now = [1000.0]
-    tokens = Tokens(b"k" * 32, ttl=60, clock=lambda: now[0])
-    token = tokens.issue("alice", "t", "d1")
+    store = MemoryStore(clock=lambda: now[0])
+    tokens = Tokens(b"k" * 32, ttl=60, clock=lambda: now[0], store=store)
+    token = await tokens.issue("alice", "t", "d1")
     for caller, tool, digest in (("bob", "t", "d1"), ("alice", "u", "d1"), ("alice", "t", "d2")):
         with pytest.raises(TokenError, match="not issued for"):
-            tokens.redeem(token, caller, tool, digest)
-    same_key = Tokens(b"k" * 32, ttl=60, clock=lambda: now[0])
-    other_key = Tokens(b"j" * 32, ttl=60, clock=lambda: now[0])
+            await tokens.redeem(token, caller, tool, digest)
+    same_key = Tokens(b"k" * 32, ttl=60, clock=lambda: now[0], store=store)
+    other_key = Tokens(b"j" * 32, ttl=60, clock=lambda: now[0], store=store)
+    other_process = Tokens(b"k" * 32, ttl=60, clock=lambda: now[0])  # a store of its own
     with pytest.raises(TokenError, match="not issued for"):
-        other_key.redeem(token, "alice", "t", "d1")
+        await other_key.redeem(token, "alice", "t", "d1")
+    with pytest.raises(TokenError, match="another server process"):
+        await other_process.redeem(token, "alice", "t", "d1")
+    epoch = token.split(".")[2]
+    forged = token.replace(f".{epoch}.", f".{'0' * 16}.")  # the epoch is under the MAC
+    with pytest.raises(TokenError, match="not issued for"):
+        await same_key.redeem(forged, "alice", "t", "d1")
     now[0] += 61
     with pytest.raises(TokenError, match="expired"):
-        tokens.redeem(token, "alice", "t", "d1")
+        await tokens.redeem(token, "alice", "t", "d1")
     now[0] -= 30
-    same_key.redeem(token, "alice", "t", "d1")
+    await same_key.redeem(token, "alice", "t", "d1")
     with pytest.raises(TokenError, match="already used"):
-        same_key.redeem(token, "alice", "t", "d1")
+        await same_key.redeem(token, "alice", "t", "d1")
 
 
 async def test_S11_dynamic_modes_dispatcher_carries_the_token_inside_or_beside_the_arguments(

@@ -108,15 +108,16 @@ def test_retry_delay_backs_off_and_honours_retry_after() -> None:
     assert retry_delay(0, "soon") == 0.5
 
 
-def test_rate_limiter_is_a_token_bucket_per_caller() -> None:
+async def test_rate_limiter_is_a_token_bucket_per_caller() -> None:
     clock = Clock()
     limiter = RateLimiter(2, clock=clock)
-    assert limiter.take("a") == 0 and limiter.take("a") == 0
-    assert limiter.take("a") == pytest.approx(30.0)
-    assert limiter.take("b") == 0  # another caller has its own budget
+    assert await limiter.take("a") == 0 and await limiter.take("a") == 0
+    assert await limiter.wait_time("a") == pytest.approx(30.0)  # asking takes nothing
+    assert await limiter.take("a") == pytest.approx(30.0)
+    assert await limiter.take("b") == 0  # another caller has its own budget
     clock.now += 30
-    assert limiter.take("a") == 0
-    assert RateLimiter(0, clock=clock).take("a") == 0  # 0 turns the limit off
+    assert await limiter.take("a") == 0
+    assert await RateLimiter(0, clock=clock).take("a") == 0  # 0 turns the limit off
 
 
 # ------------------------------------------------------------------------------ S14

@@ -99,7 +99,7 @@ CALLS: list[tuple[str, dict[str, Any]]] = [
 ]
 
 
-_TOKEN = re.compile(r'_confirmation_token\\?": \\?"(mct1\.[^"\\]+)')
+_TOKEN = re.compile(r'_confirmation_token\\?": \\?"(mct2\.[^"\\]+)')
 
 
 def dump(result: types.CallToolResult) -> str:

@@ -40,6 +40,8 @@ TEST_REQUIREMENTS = (
     # validation independent of mcpmint. 0.x: a minor release may change its API.
     "openapi-core>=0.23.1,<0.24",
 )
+# The `redis` extra: the Redis (or Valkey) state store of several replicas (runtime/store.py).
+REDIS_REQUIREMENTS = ("redis>=5.2,<9",)
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
@@ -188,6 +190,12 @@ def render(inputs: RenderInputs) -> FileTree:
         "tests/test_custom.py": template("test_custom.py.jinja"),
         f"{src}/hooks.py": template("hooks.py.jinja"),
         f"{src}/auth.py": template("auth.py.jinja"),  # per-caller upstream credentials
+        # Deployment: an image, and several replicas with Redis and a load balancer.
+        "Dockerfile": template("Dockerfile.jinja"),
+        ".dockerignore": template("dockerignore.jinja"),
+        "deploy/compose.yaml": template("compose.yaml.jinja"),
+        "deploy/nginx.conf": template("nginx.conf.jinja"),
+        "deploy/kubernetes.yaml": template("kubernetes.yaml.jinja"),
     }
     if context["oracle"]:  # the spec judges the generated tests' requests
         generated["tests/spec_oracle.py"] = template("spec_oracle.py.jinja")
@@ -212,6 +220,7 @@ def _context(inputs: RenderInputs) -> dict[str, Any]:
         "runtime_requirements": RUNTIME_REQUIREMENTS,
         "test_requirements": TEST_REQUIREMENTS,
         "oracle": bool(server.specs),
+        "redis_requirements": REDIS_REQUIREMENTS,
         "settings": settings_rows(server),
         "tools": [_reference_row(tool) for tool in server.tools],
         "skipped": [_markdown_cell(note) for note in server.skipped],
@@ -521,6 +530,21 @@ def settings_rows(server: ir.Server) -> list[dict[str, str]]:
             "name": f"{server.env_prefix}_STATE_KEY",
             "meaning": "key sealing confirmation state (at least 32 bytes); set the same value "
             "on every replica behind one load balancer; default: a fresh key per process",
+        }
+    )
+    rows.append(
+        {
+            "name": f"{server.env_prefix}_STATE_STORE",
+            "meaning": "where used confirmations and write-rate buckets live: `memory` (default, "
+            "one process) or a `redis://` / `rediss://` URL shared by every replica (the "
+            "`redis` extra; needs the state key)",
+        }
+    )
+    rows.append(
+        {
+            "name": f"{server.env_prefix}_STATE_STORE_TIMEOUT",
+            "meaning": "seconds the Redis state store may take to answer before a call that "
+            "needs it is refused (default 2)",
         }
     )
     roles: dict[str, Callable[[ir.SecurityScheme], str]] = {

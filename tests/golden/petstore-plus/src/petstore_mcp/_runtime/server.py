@@ -28,6 +28,9 @@ from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
 from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
 
 from .allowlist import AllowlistError, ToolFilter, ValueAllowlist
 from .arguments import ArgumentValidator
@@ -65,6 +68,7 @@ from .projection import take_format
 from .redaction import redact
 from .request import ArgumentError, PreparedRequest, build_request, split_base_url
 from .results import OutputValidator, error_result, upstream_result
+from .store import MEMORY, StateStore, StoreError, StoreSettingsError, load_store
 from .upstream import (
     UpstreamClient,
     UpstreamError,
@@ -74,7 +78,15 @@ from .upstream import (
 )
 from .upstreams import BaseUrlError, named_base_url
 
-__all__ = ["ConfigurationError", "build_server", "http_app", "main", "state_security"]
+__all__ = [
+    "ConfigurationError",
+    "build_server",
+    "check_store",
+    "http_app",
+    "main",
+    "state_security",
+    "state_store",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -99,6 +111,7 @@ def build_server(
     upstream_credentials: UpstreamCredentialsHook | None = None,
     hooks: Hooks | None = None,
     settings: bool = True,
+    store: StateStore | None = None,
 ) -> Server[dict[str, Any]]:
     """A low-level MCP `Server` exposing the catalog's tools.
 
@@ -115,6 +128,8 @@ def build_server(
             upstream credentials over authenticated HTTP (docs/auth.md).
         settings: read mcpmint.yaml's `settings:` (in the catalog) after `environ`; the
             generated tests pass False: they test the tools, not one deployment's settings.
+        store: used nonces and write-rate buckets (`store.py`); by default as
+            `<PREFIX>_STATE_STORE` says.
 
     Raises:
         ConfigurationError: `<PREFIX>_STATE_KEY` is too short, or a limit or allowlist
@@ -123,9 +138,11 @@ def build_server(
     environ = os.environ if environ is None else environ
     environ = with_settings(catalog, environ) if settings else environ
     try:
+        store = state_store(catalog, environ, clock) if store is None else store
         runtime = _Runtime(
             catalog, transport, environ, audit=audit, sleep=sleep, clock=clock, metrics=metrics
         )
+        runtime.use_store(store)
     except (LimitsError, AllowlistError, ConfirmSettingsError, SettingsError, ModesError) as exc:
         raise ConfigurationError(str(exc)) from None
     runtime.upstream_credentials = upstream_credentials
@@ -176,6 +193,31 @@ def state_security(catalog: Catalog, environ: Mapping[str, str]) -> RequestState
     return RequestStateSecurity(keys=[key], ttl=STATE_TTL_SECONDS)
 
 
+def state_store(
+    catalog: Catalog, environ: Mapping[str, str], clock: Callable[[], float] = time.monotonic
+) -> StateStore:
+    """The store `<PREFIX>_STATE_STORE` names (store.py); nothing is contacted yet.
+
+    Raises:
+        ConfigurationError: the variable, its timeout or the `redis` library is unusable.
+    """
+    try:
+        return load_store(
+            catalog.server.env_prefix, environ, namespace=catalog.server.name, monotonic=clock
+        )
+    except StoreSettingsError as exc:
+        raise ConfigurationError(str(exc)) from None
+
+
+async def check_store(store: StateStore) -> str | None:
+    """None when the store answers, else what is wrong (start-up and `/readyz`)."""
+    try:
+        await store.check()
+    except StoreError as exc:
+        return str(exc)
+    return None
+
+
 def http_app(
     server: Server[Any],
     *,
@@ -183,6 +225,7 @@ def http_app(
     auth: InboundAuth | None = None,
     allowed_hosts: Sequence[str] = (),
     allowed_origins: Sequence[str] = (),
+    store: StateStore | None = None,
 ) -> Starlette:
     """The streamable HTTP app at `/mcp`, with Host and Origin checks on (DNS rebinding).
 
@@ -194,6 +237,10 @@ def http_app(
             With `auth`, the resource URL's host is allowed too.
         allowed_origins: more Origin header values (`https://app.example.com`); a request
             without an Origin header (not from a browser) is always allowed.
+        store: the server's state store, checked by `/readyz`.
+
+    Besides `/mcp`, two probes answer GET without authentication and say nothing secret:
+    `/healthz` (the process serves) and `/readyz` (and its state store answers: 503 if not).
     """
     hosts = [f"{name}:*" for name in _LOOPBACK_NAMES]
     origins = [f"http://{name}:*" for name in _LOOPBACK_NAMES]
@@ -220,7 +267,24 @@ def http_app(
     )
     if auth is not None:
         auth.install(app)
+    app.router.routes.extend(_probes(store))
     return app
+
+
+def _probes(store: StateStore | None) -> list[Route]:
+    async def healthz(request: Request) -> JSONResponse:
+        return JSONResponse({"status": "ok"})
+
+    async def readyz(request: Request) -> JSONResponse:
+        if store is None:
+            return JSONResponse({"status": "ok", "store": "memory"})
+        problem = await check_store(store)
+        body = {"status": "ok" if problem is None else "unavailable", "store": store.name}
+        return JSONResponse(
+            body if problem is None else {**body, "error": problem}, 200 if problem is None else 503
+        )
+
+    return [Route("/healthz", healthz, methods=["GET"]), Route("/readyz", readyz, methods=["GET"])]
 
 
 def _with_any_port(value: str) -> list[str]:
@@ -312,15 +376,25 @@ def main(
     metrics = load_metrics(info.name, info.version, info.env_prefix, environ)
     metrics.on_signal()  # `kill -USR1 <pid>` writes the summary while the server runs
     try:
+        store = state_store(catalog, environ)
         server = build_server(
             catalog,
             environ=environ,
             metrics=metrics,
             upstream_credentials=upstream_credentials,
             hooks=hooks,
+            store=store,
         )
     except ConfigurationError as exc:
         print(f"{prog}: {exc}", file=sys.stderr)
+        return 2
+    # Start-up: a shared store must answer (the memory store always does).
+    problem = None if store.name == MEMORY else anyio.run(_check_and_release, store)
+    if problem is not None:
+        print(
+            f"{prog}: {problem} Set {info.env_prefix}_STATE_STORE (docs: deployment).",
+            file=sys.stderr,
+        )
         return 2
     if settings is None:
         anyio.run(_serve_stdio, server)
@@ -335,9 +409,18 @@ def main(
         auth=auth,
         allowed_hosts=settings.allowed_hosts,
         allowed_origins=settings.allowed_origins,
+        store=store,
     )
     uvicorn.run(app, host=args.host, port=args.port)
     return 0
+
+
+async def _check_and_release(store: StateStore) -> str | None:
+    # Connections made in this event loop are closed: the server opens its own in its loop.
+    try:
+        return await check_store(store)
+    finally:
+        await store.aclose()
 
 
 async def _serve_stdio(server: Server[Any]) -> None:
@@ -372,7 +455,6 @@ class _Runtime:
         self._filter = ToolFilter.from_environ(prefix, environ)
         self._values = ValueAllowlist.from_environ(prefix, catalog.tools, environ)
         self._audit = load_audit(prefix, environ) if audit is None else audit
-        self._rate = RateLimiter(self._limits.write_rate, clock=clock)
         # Tools the operator's allowlists leave out are not listed and are unknown when called.
         self._tools = {tool.name: tool for tool in catalog.tools if self._filter.allows(tool)}
         # The tool mode decides which of them tools/list shows (runtime/modes.py).
@@ -391,12 +473,7 @@ class _Runtime:
         self._scopes = {tool.name: scope_alternatives(tool) for tool in catalog.tools}
         self._admin_scopes = admin_scopes(catalog.server.env_prefix, environ)
         self._list_permitted = lists_permitted_only(prefix, environ)  # <P>_LIST_TOOLS
-        # Confirmation tokens (the opt-in fallback) are keyed by <P>_STATE_KEY when it is set.
-        self._confirmer = Confirmer(
-            ttl=STATE_TTL_SECONDS,
-            fallback=load_fallback(prefix, environ),
-            token_key=environ.get(f"{prefix}_STATE_KEY", "").encode() or None,
-        )
+        self._fallback = load_fallback(prefix, environ)
         info = catalog.server
         self._upstream = UpstreamClient(
             catalog.upstream,
@@ -407,6 +484,19 @@ class _Runtime:
             sleep=sleep,
         )
         self._sessions = 0
+
+    def use_store(self, store: StateStore) -> None:
+        """Where used nonces and write-rate buckets live (store.py)."""
+        self._store = store
+        self._rate = RateLimiter(self._limits.write_rate, store=store)
+        # Confirmation tokens (the opt-in fallback) are keyed by <P>_STATE_KEY when it is set.
+        self._confirmer = Confirmer(
+            ttl=STATE_TTL_SECONDS,
+            fallback=self._fallback,
+            token_key=self._environ.get(f"{self._catalog.server.env_prefix}_STATE_KEY", "").encode()
+            or None,
+            store=store,
+        )
 
     @asynccontextmanager
     async def lifespan(self, server: Server[dict[str, Any]]) -> AsyncIterator[dict[str, Any]]:
@@ -420,6 +510,7 @@ class _Runtime:
             if self._sessions == 0:
                 with anyio.CancelScope(shield=True):
                     await self._upstream.aclose()
+                    await self._store.aclose()
                 self.metrics.write_summary()
 
     def input_schema(self, name: str) -> Mapping[str, Any] | None:
@@ -460,6 +551,10 @@ class _Runtime:
         arguments, outcome.token = self._confirmer.take_token(arguments)
         try:
             result = await self._checked_call(ctx, params, tool, arguments, caller, outcome)
+        except StoreError as exc:  # every use of the store comes before anything is sent
+            logger.warning("tool %s: %s", tool.name, exc)
+            outcome.refuse("state store unavailable")
+            result = error_result(f"{exc} This call needs it, so it was refused. Nothing was sent.")
         except Exception as exc:
             # Details stay in the log: an exception text could hold a secret or a response.
             logger.exception("tool %s failed", tool.name)
@@ -581,9 +676,9 @@ class _Runtime:
             outcome.refuse("not configured")
             return error_result(redact(str(exc), self._credentials.secrets()))
         limited = not is_read_only(tool)
-        if limited and self._rate.wait_time(caller) > 0:  # checked before asking the user
+        if limited and await self._rate.wait_time(caller) > 0:  # checked before asking the user
             outcome.refuse("rate limit")
-            return self._rate_refusal(caller)
+            return await self._rate_refusal(caller)
         if tool.needs_confirmation:
             message = describe(
                 tool,
@@ -604,9 +699,9 @@ class _Runtime:
                 return refusal
             else:
                 return refusal
-        if limited and self._rate.take(caller) > 0:
+        if limited and await self._rate.take(caller) > 0:
             outcome.refuse("rate limit")
-            return self._rate_refusal(caller)
+            return await self._rate_refusal(caller)
         try:
             request = await self._credentials.apply(plan, request, base_url, self._send)
         except (UpstreamError, CredentialError) as exc:
@@ -645,9 +740,9 @@ class _Runtime:
     ) -> types.CallToolResult | types.InputRequiredResult:
         """A handler tool (hooks.py): the same rate limit and confirmation, no request."""
         limited = not is_read_only(tool)
-        if limited and self._rate.wait_time(caller) > 0:
+        if limited and await self._rate.wait_time(caller) > 0:
             outcome.refuse("rate limit")
-            return self._rate_refusal(caller)
+            return await self._rate_refusal(caller)
         if tool.needs_confirmation:
             message = describe_handler_call(tool, arguments)
             refusal = await self._confirmer.confirm(
@@ -659,9 +754,9 @@ class _Runtime:
             if refusal is not None:
                 return refusal
             outcome.decision = "confirmed"
-        if limited and self._rate.take(caller) > 0:
+        if limited and await self._rate.take(caller) > 0:
             outcome.refuse("rate limit")
-            return self._rate_refusal(caller)
+            return await self._rate_refusal(caller)
         result = await self.hooks.call_handler(tool, arguments, self._outputs[tool.name])
         return await self.hooks.after(tool.name, arguments, result)
 
@@ -690,8 +785,8 @@ class _Runtime:
     async def _send(self, request: PreparedRequest, origin: str) -> UpstreamResponse:
         return await self._upstream.send(request, origin=origin)
 
-    def _rate_refusal(self, caller: str) -> types.CallToolResult:
-        wait = max(1, int(self._rate.wait_time(caller) + 0.999))
+    async def _rate_refusal(self, caller: str) -> types.CallToolResult:
+        wait = max(1, int(await self._rate.wait_time(caller) + 0.999))
         return error_result(
             f"Rate limit: this server allows {self._limits.write_rate:g} calls per minute to "
             f"tools that change something. Retry in {wait} seconds. Nothing was sent."

@@ -4,12 +4,13 @@ With `<PREFIX>_CONFIRM_FALLBACK=token`, the first call of a tool that needs conf
 a client without elicitation, sends nothing and returns a preview and a token; the call goes
 through only when repeated with that token in the reserved argument `_confirmation_token`.
 
-A token is `mct1.<expiry>.<nonce>.<mac>`: an HMAC-SHA256 over the caller, the tool, the digest
-of the canonical arguments (`confirm.argument_digest`), the expiry and the nonce. Only expiry
-and nonce travel in the clear; everything else is bound by the MAC, so a token minted for
-another caller, tool or argument set fails exactly like a tampered one. A token is used up on
-its first successful check (single use), remembered in memory until it would have expired:
-the memory is per process, so replicas sharing a key could each accept a token once.
+A token is `mct2.<expiry>.<epoch>.<nonce>.<mac>`: an HMAC-SHA256 over the caller, the tool, the
+digest of the canonical arguments (`confirm.argument_digest`), the expiry, the state store's
+epoch and the nonce. Only expiry, epoch and nonce travel in the clear; everything else is bound
+by the MAC, so a token minted for another caller, tool or argument set fails exactly like a
+tampered one. A token is used up on its first successful check, in the state store
+(`store.py`): once per deployment with a shared store, and never again after the store
+restarted (the epoch).
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ import secrets
 import time
 from collections.abc import Callable, Mapping
 
+from .store import MemoryStore, StateStore
+
 __all__ = [
     "FALLBACKS",
     "TOKEN_ARGUMENT",
@@ -29,12 +32,13 @@ __all__ = [
     "TokenError",
     "Tokens",
     "load_fallback",
-    "spend_once",
 ]
 
 TOKEN_ARGUMENT = "_confirmation_token"
-_VERSION = "mct1"
-_SHAPE = re.compile(r"^mct1\.([0-9]{1,12})\.([A-Za-z0-9_-]{16,64})\.([A-Za-z0-9_-]{43})$")
+_VERSION = "mct2"
+_SHAPE = re.compile(
+    r"^mct2\.([0-9]{1,12})\.([0-9a-f]{16})\.([A-Za-z0-9_-]{16,64})\.([A-Za-z0-9_-]{43})$"
+)
 # Separates the token key from the AES-GCM key the SDK derives from the same `<P>_STATE_KEY`.
 _KEY_LABEL = b"mcpmint confirmation token v1"
 
@@ -61,20 +65,6 @@ def load_fallback(prefix: str, environ: Mapping[str, str]) -> str:
     return value
 
 
-def spend_once(used: dict[str, float], nonce: str, expires: float, now: float) -> str | None:
-    """Mark `nonce`, good until `expires`, as used (`used`: nonce -> expiry); None, or why it
-    cannot be. Expired nonces are forgotten first, so `used` holds only live ones: replay of
-    a confirmation token or a request state is refused until it has expired anyway."""
-    for old in [n for n, exp in used.items() if exp <= now]:
-        del used[old]
-    if not now < expires:
-        return "it has expired"
-    if nonce in used:
-        return "it was already used"
-    used[nonce] = float(expires)
-    return None
-
-
 class TokenError(ValueError):
     """A confirmation token does not allow this call; the message says why, without secrets."""
 
@@ -88,43 +78,61 @@ class Tokens:
         *,
         ttl: float = 600.0,
         clock: Callable[[], float] = time.time,
+        store: StateStore | None = None,
     ) -> None:
-        """`key`: the operator's shared secret (`<P>_STATE_KEY`); None: a per-process key."""
+        """`key`: the operator's shared secret (`<P>_STATE_KEY`); None: a per-process key.
+        `store`: where used tokens are remembered (a memory store of its own by default)."""
         base = secrets.token_bytes(32) if key is None else key
         self._key = hmac.new(base, _KEY_LABEL, hashlib.sha256).digest()
         self._ttl = ttl
         self._clock = clock
-        self._used: dict[str, float] = {}  # nonce -> expiry
+        self._store = MemoryStore(clock=clock) if store is None else store
 
-    def issue(self, caller: str, tool: str, digest: str) -> str:
-        """A token for exactly this caller, tool and argument digest, valid for `ttl`."""
+    async def issue(self, caller: str, tool: str, digest: str) -> str:
+        """A token for exactly this caller, tool and argument digest, valid for `ttl`.
+
+        Raises:
+            StoreError: the state store did not give its epoch.
+        """
         expires = int(self._clock() + self._ttl)
+        epoch = await self._store.epoch()
         nonce = secrets.token_urlsafe(16)
-        mac = self._mac(caller, tool, digest, expires, nonce)
-        return f"{_VERSION}.{expires}.{nonce}.{mac}"
+        mac = self._mac(caller, tool, digest, expires, epoch, nonce)
+        return f"{_VERSION}.{expires}.{epoch}.{nonce}.{mac}"
 
-    def redeem(self, token: str, caller: str, tool: str, digest: str) -> None:
+    async def redeem(self, token: str, caller: str, tool: str, digest: str) -> None:
         """Check `token` against this call and use it up.
 
         Raises:
             TokenError: malformed, tampered or minted for another caller, tool or arguments
-                (indistinguishable by design), expired, or already used.
+                (indistinguishable by design), expired, already used, or issued before the
+                store restarted.
+            StoreError: the state store did not answer.
         """
         match = _SHAPE.match(token)
         if match is None:
             raise TokenError("it is not a confirmation token this server issued")
-        expires, nonce, mac = int(match.group(1)), match.group(2), match.group(3)
-        expected = self._mac(caller, tool, digest, expires, nonce)
+        expires, epoch, nonce, mac = (
+            int(match.group(1)),
+            match.group(2),
+            match.group(3),
+            match.group(4),
+        )
+        expected = self._mac(caller, tool, digest, expires, epoch, nonce)
         if not hmac.compare_digest(mac, expected):
             raise TokenError(
                 "it was not issued for this tool with these arguments and this caller, "
                 "or it was altered"
             )
-        refused = spend_once(self._used, nonce, expires, self._clock())
+        if not self._clock() < expires:  # before the store: an old token costs it nothing
+            raise TokenError("it has expired")
+        refused = await self._store.spend("token", nonce, expires, epoch)
         if refused:
             raise TokenError(refused)
 
-    def _mac(self, caller: str, tool: str, digest: str, expires: int, nonce: str) -> str:
+    def _mac(
+        self, caller: str, tool: str, digest: str, expires: int, epoch: str, nonce: str
+    ) -> str:
         # Length-prefixed fields: no two different tuples give the same message.
         message = b"".join(
             len(part).to_bytes(4, "big") + part
@@ -134,6 +142,7 @@ class Tokens:
                 tool.encode("utf-8", "surrogatepass"),
                 digest.encode("ascii", "replace"),
                 str(expires).encode(),
+                epoch.encode(),
                 nonce.encode(),
             )
         )

@@ -8,10 +8,11 @@ zero-width characters made visible.
 
 - 2025-11-25 and older: the server asks mid-call with `elicitation/create`.
 - 2026-07-28: the handler returns an `InputRequiredResult`; its `request_state` names the tool,
-  a digest of the canonical arguments, a nonce and an expiry, and is sealed (AES-GCM) by the
-  SDK's `RequestStateBoundary`, which also binds it to the tool, the arguments and the caller.
-  On the retry, the echoed state must match this tool and these arguments, must not have
-  expired, and must not have been used before (by this process).
+  a digest of the canonical arguments, a nonce, the state store's epoch and an expiry, and is
+  sealed (AES-GCM) by the SDK's `RequestStateBoundary`, which also binds it to the tool, the
+  arguments and the caller. On the retry, the echoed state must match this tool and these
+  arguments, must not have expired, and must not have been used before: the state store
+  (`store.py`) spends its nonce once, for every replica that shares it.
 
 Only an explicit `accept` with `confirm: true` runs the call. Anything else (decline, cancel,
 `confirm: false`, no answer, a client without elicitation, a channel that cannot carry a
@@ -42,6 +43,7 @@ from .credentials import Plan
 from .redaction import redact, redact_token_like
 from .request import PreparedRequest
 from .results import error_result
+from .store import MemoryStore, StateStore
 from .tokens import (
     FALLBACKS,
     TOKEN_ARGUMENT,
@@ -49,7 +51,6 @@ from .tokens import (
     TokenError,
     Tokens,
     load_fallback,
-    spend_once,
 )
 
 __all__ = [
@@ -81,7 +82,7 @@ CONFIRM_SCHEMA: dict[str, Any] = {
     "required": [CONFIRM_KEY],
 }
 MODERN_ERA = "2026-07-28"
-STATE_VERSION = 1
+STATE_VERSION = 2
 
 MAX_ARGUMENTS = 12
 MAX_VALUE_CHARS = 120
@@ -184,7 +185,7 @@ def describe(
 
 
 class Confirmer:
-    """Asks for confirmation in either era; remembers the 2026-07-28 states already used."""
+    """Asks for confirmation in either era; spends 2026-07-28 states and tokens in the store."""
 
     def __init__(
         self,
@@ -193,12 +194,17 @@ class Confirmer:
         clock: Callable[[], float] = time.time,
         fallback: str = "refuse",
         token_key: bytes | None = None,
+        store: StateStore | None = None,
     ) -> None:
         self._ttl = ttl
         self._clock = clock
-        self._used: dict[str, float] = {}  # nonce -> when its state expires
+        self._store = MemoryStore(clock=clock) if store is None else store
         self.fallback = fallback
-        self._tokens = Tokens(token_key, ttl=ttl, clock=clock) if fallback == "token" else None
+        self._tokens = (
+            Tokens(token_key, ttl=ttl, clock=clock, store=self._store)
+            if fallback == "token"
+            else None
+        )
 
     def take_token(self, arguments: object) -> tuple[object, str | None]:
         """The arguments without `_confirmation_token`, and its value (token fallback only).
@@ -238,7 +244,7 @@ class Confirmer:
         """
         if not elicitation_supported(ctx.session.client_capabilities):
             if self._tokens is not None:
-                return self._token_fallback(tool, arguments, message, caller, token)
+                return await self._token_fallback(tool, arguments, message, caller, token)
             return error_result(
                 f"The tool {tool.name} needs the user's confirmation, and this client cannot "
                 "ask the user (it did not declare the MCP elicitation capability, or this "
@@ -246,7 +252,7 @@ class Confirmer:
             )
         digest = argument_digest(tool.name, arguments)
         if is_version_at_least(str(ctx.protocol_version), MODERN_ERA):
-            return self._modern(params, tool, digest, message)
+            return await self._modern(params, tool, digest, message)
         try:
             answer = await ctx.session.elicit_form(
                 message, CONFIRM_SCHEMA, related_request_id=ctx.request_id
@@ -258,7 +264,7 @@ class Confirmer:
             )
         return _verdict(tool, answer)
 
-    def _token_fallback(
+    async def _token_fallback(
         self,
         tool: Tool,
         arguments: Mapping[str, Any],
@@ -269,7 +275,7 @@ class Confirmer:
         assert self._tokens is not None
         digest = argument_digest(tool.name, arguments)
         if token is None:
-            issued = self._tokens.issue(caller, tool.name, digest)
+            issued = await self._tokens.issue(caller, tool.name, digest)
             # An error result: nothing happened yet, and a success without structured content
             # would be rejected by clients for a tool with an output schema.
             return error_result(
@@ -280,7 +286,7 @@ class Confirmer:
                 "minutes, for these arguments only).\n\n" + message
             )
         try:
-            self._tokens.redeem(token, caller, tool.name, digest)
+            await self._tokens.redeem(token, caller, tool.name, digest)
         except TokenError as exc:
             return error_result(
                 f"Refused: the {TOKEN_REFUSED} ({exc}). " + _REFUSED + " Call the tool "
@@ -288,7 +294,7 @@ class Confirmer:
             )
         return None
 
-    def _modern(
+    async def _modern(
         self,
         params: types.CallToolRequestParams,
         tool: Tool,
@@ -302,22 +308,29 @@ class Confirmer:
                     f"An answer to a confirmation this server did not ask for was ignored: "
                     f"{tool.name} needs a fresh confirmation. " + _REFUSED
                 )
-            return self.challenge(tool.name, digest, message)
+            return await self.challenge(tool.name, digest, message)
         try:
-            self.redeem(params.request_state, tool.name, digest)
+            await self.redeem(params.request_state, tool.name, digest)
         except StateError as exc:
             return error_result(
                 f"Refused: the confirmation state does not match this call ({exc}). " + _REFUSED
             )
         return _verdict(tool, responses.get(CONFIRM_KEY))
 
-    def challenge(self, tool_name: str, digest: str, message: str) -> types.InputRequiredResult:
-        """The 2026-07-28 question; its state is sealed by the `RequestStateBoundary`."""
+    async def challenge(
+        self, tool_name: str, digest: str, message: str
+    ) -> types.InputRequiredResult:
+        """The 2026-07-28 question; its state is sealed by the `RequestStateBoundary`.
+
+        Raises:
+            StoreError: the state store did not give its epoch.
+        """
         state = {
             "v": STATE_VERSION,
             "tool": tool_name,
             "args": digest,
             "nonce": _secrets.token_urlsafe(16),
+            "store": await self._store.epoch(),
             "exp": self._clock() + self._ttl,
         }
         return types.InputRequiredResult(
@@ -331,14 +344,15 @@ class Confirmer:
             request_state=json.dumps(state, sort_keys=True, separators=(",", ":")),
         )
 
-    def redeem(self, state_text: str, tool_name: str, digest: str) -> None:
+    async def redeem(self, state_text: str, tool_name: str, digest: str) -> None:
         """Check an echoed (already unsealed) state against this call and use it up.
 
-        A state is used up by any answer, yes or no. Used nonces are remembered until the state
-        would have expired; replicas sharing `<PREFIX>_STATE_KEY` do not share this memory.
+        A state is used up by any answer, yes or no, in the state store: once for every
+        replica that shares it, and never after the store restarted (its epoch changed).
 
         Raises:
             StateError: malformed, for another tool or other arguments, expired, or used.
+            StoreError: the state store did not answer.
         """
         try:
             state = json.loads(state_text)
@@ -346,14 +360,18 @@ class Confirmer:
             raise StateError("malformed state") from None
         if not isinstance(state, dict) or state.get("v") != STATE_VERSION:
             raise StateError("malformed state")
-        nonce, expires = state.get("nonce"), state.get("exp")
+        nonce, expires, epoch = state.get("nonce"), state.get("exp"), state.get("store")
         if not isinstance(nonce, str) or not nonce or not isinstance(expires, int | float):
+            raise StateError("malformed state")
+        if not isinstance(epoch, str):
             raise StateError("malformed state")
         if state.get("tool") != tool_name:
             raise StateError("it was issued for another tool")
         if state.get("args") != digest:
             raise StateError("it was issued for other arguments")
-        refused = spend_once(self._used, nonce, expires, self._clock())
+        if not self._clock() < expires:  # before the store: an old state costs it nothing
+            raise StateError("it has expired")
+        refused = await self._store.spend("state", nonce, expires, epoch)
         if refused:
             raise StateError(refused)
 

@@ -1,7 +1,7 @@
 """Run-time limits: retries, response and argument caps, concurrency and write rates.
 
 Every limit is read from an environment variable prefixed with the catalog's `envPrefix`
-(`docs/safety.md` lists them). Nothing here touches the network.
+(`docs/safety.md` lists them). The write rate's buckets live in the state store (`store.py`).
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from email.utils import parsedate_to_datetime
 from typing import Any
 
 from .catalog import Tool
+from .store import MemoryStore, StateStore
 
 __all__ = [
     "MAX_RETRY_DELAY",
@@ -142,33 +143,38 @@ def retry_delay(
 
 
 class RateLimiter:
-    """A token bucket per caller: `rate` calls per minute, bursts of up to `rate` calls."""
+    """A token bucket per caller: `rate` calls per minute, bursts of up to `rate` calls.
 
-    def __init__(self, rate: float, *, clock: Callable[[], float] = time.monotonic) -> None:
+    The buckets live in the state store (`store.py`): per process in memory, or one bucket per
+    caller for every replica sharing a Redis store.
+    """
+
+    def __init__(
+        self,
+        rate: float,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        store: StateStore | None = None,
+    ) -> None:
         self._rate = rate
-        self._capacity = max(1.0, rate)
-        self._clock = clock
-        self._buckets: dict[str, tuple[float, float]] = {}  # caller -> (tokens, when)
+        self._store = MemoryStore(monotonic=clock) if store is None else store
 
-    def wait_time(self, caller: str) -> float:
-        """Seconds until `caller` may make a call; 0 when one is allowed now. Uses nothing."""
+    async def wait_time(self, caller: str) -> float:
+        """Seconds until `caller` may make a call; 0 when one is allowed now. Uses nothing.
+
+        Raises:
+            StoreError: the state store did not answer.
+        """
         if self._rate <= 0:  # 0 turns the limit off
             return 0.0
-        tokens = self._tokens(caller)
-        if tokens >= 1.0:
+        return await self._store.rate(caller, self._rate, take=False)
+
+    async def take(self, caller: str) -> float:
+        """Use one call of `caller`'s budget; returns 0, or the wait when none is left.
+
+        Raises:
+            StoreError: the state store did not answer.
+        """
+        if self._rate <= 0:
             return 0.0
-        return (1.0 - tokens) * 60.0 / self._rate
-
-    def take(self, caller: str) -> float:
-        """Use one call of `caller`'s budget; returns 0, or the wait when none is left."""
-        wait = self.wait_time(caller)
-        if wait == 0.0 and self._rate > 0:
-            self._buckets[caller] = (self._tokens(caller) - 1.0, self._clock())
-        return wait
-
-    def _tokens(self, caller: str) -> float:
-        now = self._clock()
-        tokens, when = self._buckets.get(caller, (self._capacity, now))
-        tokens = min(self._capacity, tokens + (now - when) * self._rate / 60.0)
-        self._buckets[caller] = (tokens, now)
-        return tokens
+        return await self._store.rate(caller, self._rate, take=True)
