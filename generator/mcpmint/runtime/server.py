@@ -12,6 +12,7 @@ import logging
 import os
 import sys
 import time
+import weakref
 from collections import ChainMap
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
@@ -46,6 +47,7 @@ from .auth import (
     refused_scopes,
     scope_alternatives,
 )
+from .boundary import HttpGuard, RefusalAudit, guarded_stdio
 from .catalog import Catalog, Tool
 from .confirm import (
     TOKEN_ISSUED,
@@ -82,6 +84,8 @@ logger = logging.getLogger(__name__)
 
 _LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
 _MAX_RESOURCE_BYTES = 1024 * 1024
+# Each server's runtime, for the transports' boundary (http_app, stdio).
+_RUNTIMES: weakref.WeakKeyDictionary[Server[Any], _Runtime] = weakref.WeakKeyDictionary()
 STATE_TTL_SECONDS = 600.0
 MIN_STATE_KEY_BYTES = 32
 
@@ -150,6 +154,9 @@ def build_server(
         on_call_tool=runtime.call_tool,
         **content_handlers(catalog, runtime.read_resource),
     )
+    # Every refusal below this point is audited once; malformed params are refused here (S21).
+    server.middleware.append(RefusalAudit(runtime))
+    _RUNTIMES[server] = runtime
     # 2026-07-28 confirmations travel in `request_state`, which the client echoes: the boundary
     # seals it (AES-GCM) and binds it to the tool, its arguments and the caller.
     server.middleware.append(
@@ -223,6 +230,9 @@ def http_app(
     )
     if auth is not None:
         auth.install(app)
+    runtime = _RUNTIMES.get(server)
+    if runtime is not None:  # outermost: sees every HTTP refusal, answers unparseable bodies
+        app.add_middleware(HttpGuard, refusals=runtime)
     return app
 
 
@@ -301,7 +311,7 @@ def main(
         print(f"{prog}: {exc}", file=sys.stderr)
         return 2
     if settings is None:
-        anyio.run(_serve_stdio, server)
+        anyio.run(_serve_stdio, server, _RUNTIMES[server])
         return 0
     # Imported here so that stdio mode never loads an HTTP server at all (H10).
     import uvicorn
@@ -318,10 +328,8 @@ def main(
     return 0
 
 
-async def _serve_stdio(server: Server[Any]) -> None:
-    from mcp.server.stdio import stdio_server
-
-    async with stdio_server() as (read, write):
+async def _serve_stdio(server: Server[Any], runtime: _Runtime) -> None:
+    async with guarded_stdio(runtime) as (read, write):
         await server.run(read, write, server.create_initialization_options())
 
 
@@ -733,6 +741,8 @@ class _Runtime:
                     plan=cleared.plan,
                     secrets=self._credentials.secrets(),
                 )
+            # What the user judges: every secret form redacted, every invisible shown (S20).
+            message = escape_invisible(redact(message, self._credentials.secrets()))
             answer = await self._confirmer.confirm(
                 ctx, params, tool, arguments, message, caller=caller, token=outcome.token
             )

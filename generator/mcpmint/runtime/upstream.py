@@ -12,7 +12,7 @@ import weakref
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from http.cookiejar import CookieJar, DefaultCookiePolicy
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
 import anyio
 import httpx2
@@ -29,6 +29,7 @@ __all__ = [
     "UpstreamError",
     "UpstreamResponse",
     "UpstreamTimeout",
+    "header_text",
     "resolve_base_url",
     "server_variable_env",
 ]
@@ -60,6 +61,28 @@ def _live_secrets() -> list[str]:
 _LOG_FILTER = RedactingFilter(_live_secrets)
 for _log in _REDACTED_LOGGERS:
     _log.addFilter(_LOG_FILTER)
+
+
+_TCHAR = frozenset("!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+
+
+def header_text(text: str, *, name: bool = False) -> str:
+    """`text` as a valid HTTP header value (or, `name=True`, field name) whatever it holds
+    (S25): spec text (a title, a version with an ellipsis or a Greek letter, a media type)
+    becomes headers here. Printable ASCII is kept, controls are dropped, any other character
+    is percent-encoded as UTF-8 (`…` is `%E2%80%A6`); in a name, every non-token character
+    is. Argument values are checked before this (request.py refuses what is not printable
+    ASCII), so for them this changes nothing."""
+    out: list[str] = []
+    for ch in text:
+        code = ord(ch)
+        if (ch in _TCHAR) if name else (0x20 <= code < 0x7F or ch == "\t"):
+            out.append(ch)
+        elif code < 0x20 or 0x7F <= code <= 0x9F:
+            continue
+        else:
+            out.append(quote(ch, safe="", errors="backslashreplace"))
+    return "".join(out).strip() or ("X" if name else "")
 
 
 class UpstreamError(Exception):
@@ -188,8 +211,9 @@ class UpstreamClient:
 
     async def _send_once(self, request: PreparedRequest, *, origin: str) -> _Response:
         client = self._get_client()
+        headers = [(header_text(k, name=True), header_text(v)) for k, v in request.headers]
         built = client.build_request(
-            request.method, request.url, headers=list(request.headers), content=request.body
+            request.method, request.url, headers=headers, content=request.body
         )
         # httpx2 parses the URL again; refuse if its reading of the origin differs from ours.
         if _origin(built.url.scheme, built.url.host, built.url.port) != _origin_of(origin):
@@ -239,7 +263,7 @@ class UpstreamClient:
                 follow_redirects=False,
                 timeout=httpx2.Timeout(self._timeout, connect=min(self._timeout, _CONNECT_TIMEOUT)),
                 cookies=CookieJar(policy=DefaultCookiePolicy(allowed_domains=[])),
-                headers={"User-Agent": self._user_agent},
+                headers={"User-Agent": header_text(self._user_agent)},
             )
         return self._client
 
