@@ -7,7 +7,9 @@ internal address must not carry our credentials there), cookies from responses a
 
 from __future__ import annotations
 
+import ipaddress
 import logging
+import socket
 import weakref
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -17,6 +19,7 @@ from urllib.parse import quote, urlsplit
 import anyio
 import httpx2
 
+from .addresses import forbidden_address
 from .catalog import Catalog, Upstream
 from .limits import RETRY_METHODS, RETRY_STATUSES, Limits, retry_delay
 from .redaction import RedactingFilter
@@ -219,6 +222,8 @@ class UpstreamClient:
         if _origin(built.url.scheme, built.url.host, built.url.port) != _origin_of(origin):
             raise UpstreamError("refused: the request URL does not stay on the upstream origin")
         where = f"{request.method} {origin}"
+        if self._transport is None:  # the network: connect only to an address checked here
+            await _pin_address(built, where)
         try:
             with anyio.fail_after(self._timeout):
                 response = await client.send(built, stream=True)
@@ -266,6 +271,41 @@ class UpstreamClient:
                 headers={"User-Agent": header_text(self._user_agent)},
             )
         return self._client
+
+
+async def _resolve(host: str, port: int) -> list[str]:
+    """The addresses `host` resolves to (tests replace this to play DNS)."""
+    found = await anyio.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    return [str(sockaddr[0]) for *_, sockaddr in found]
+
+
+async def _pin_address(built: httpx2.Request, where: str) -> None:
+    """Resolve the request's host once, refuse a metadata or link-local address among what it
+    resolves to (S23), and send to that very address: the name stays in the Host header and
+    in TLS (SNI and certificate checks), so a second lookup cannot lead elsewhere."""
+    host = built.url.host
+    port = built.url.port or (443 if built.url.scheme == "https" else 80)
+    try:
+        addresses = await _resolve(host, port)
+    except OSError:
+        raise _ConnectFailed(f"Could not resolve the upstream API's host ({where}).") from None
+    parsed = []
+    for text in addresses:
+        try:
+            parsed.append(ipaddress.ip_address(text.split("%", 1)[0]))
+        except ValueError:
+            continue
+    refused = [a for a in parsed if forbidden_address(a)]
+    if refused or not parsed:
+        what = f"{refused[0]}, a metadata or link-local address" if refused else "no address"
+        raise UpstreamError(
+            f"refused: the upstream host resolves to {what}; nothing was sent ({where})."
+        )
+    address = str(parsed[0])
+    if address != host.strip("[]"):
+        if built.url.scheme == "https":
+            built.extensions = {**built.extensions, "sni_hostname": host}
+        built.url = built.url.copy_with(host=address)
 
 
 class _ConnectFailed(Exception):
