@@ -129,7 +129,10 @@ class RefusalAudit:
         except MCPError as exc:
             if not getattr(exc, "mcpmint_audited", False):
                 reason = f"{method} refused ({exc.error.code}): {exc.error.message}"
-                self._refusals.audit_refusal(_caller(), _target(method, params), reason[:300])
+                arguments = params.get("arguments") if isinstance(params, Mapping) else None
+                self._refusals.audit_refusal(
+                    _caller(), _target(method, params), reason[:300], arguments
+                )
             message = escape_invisible(exc.error.message)
             if message == exc.error.message:
                 raise
@@ -151,7 +154,18 @@ def malformed_answer(raw: str | bytes) -> tuple[dict[str, Any], str, str] | None
     try:
         message = json.loads(text)
     except RecursionError:
-        return _error(None, PARSE_ERROR, "Parse error: nested too deeply"), "", "nested too deeply"
+        # Too deep for the parser: the top level's scalars (the id, the method) still count.
+        message = _top_level_scalars(text)
+        ident = message.get("id")
+        if isinstance(ident, bool) or not isinstance(ident, str | int):
+            ident = None
+        method = message.get("method")
+        answer = _error(
+            ident,
+            types.INVALID_PARAMS if ident is not None else PARSE_ERROR,
+            "Invalid params: nested too deeply",
+        )
+        return answer, method if isinstance(method, str) else "", "nested too deeply"
     except ValueError:
         return _error(None, PARSE_ERROR, "Parse error: not JSON"), "", "not JSON"
     if not isinstance(message, dict):
@@ -174,6 +188,49 @@ def malformed_answer(raw: str | bytes) -> tuple[dict[str, Any], str, str] | None
     problem = params_problem(params) or "params do not match the method's schema"
     target = _target(method, params)
     return _error(ident, types.INVALID_PARAMS, f"Invalid params: {problem}"), target, problem
+
+
+def _top_level_scalars(text: str) -> dict[str, Any]:
+    """The members of a JSON object's top level whose values are strings or numbers, found
+    without recursion (for a document too deep to parse)."""
+    found: dict[str, Any] = {}
+    decoder = json.JSONDecoder()
+    depth, i, key = 0, 0, None
+    while i < len(text):
+        c = text[i]
+        if c == '"':
+            try:
+                value, end = decoder.raw_decode(text, i)
+            except ValueError:
+                return found
+            rest = text[end:].lstrip()
+            if depth == 1 and key is None and rest.startswith(":"):
+                key = value
+                i = len(text) - len(rest) + 1
+                continue
+            if depth == 1 and key is not None:
+                found.setdefault(key, value)
+            key = None if depth == 1 else key
+            i = end
+            continue
+        if c in "[{":
+            depth += 1
+        elif c in "]}":
+            depth -= 1
+        elif c == ",":
+            key = None if depth == 1 else key
+        elif depth == 1 and key is not None and (c == "-" or c.isdigit()):
+            try:
+                value, end = decoder.raw_decode(text, i)
+            except ValueError:
+                return found
+            found.setdefault(key, value)
+            key, i = None, end
+            continue
+        elif depth == 1 and key is not None and not c.isspace():
+            key = None if c in "tfn" else key
+        i += 1
+    return found
 
 
 def _error(ident: object, code: int, message: str) -> dict[str, Any]:

@@ -143,11 +143,12 @@ def build_server(
             raise ConfigurationError(str(exc)) from None
         runtime.hooks = hooks
     info = catalog.server
+    # Spec text the client shows or the model reads: without invisible characters (S20).
     server: Server[dict[str, Any]] = Server(
-        info.name,
-        version=info.version,
-        title=info.title or None,
-        instructions=info.instructions or None,
+        strip_invisible(info.name),
+        version=strip_invisible(info.version),
+        title=strip_invisible(info.title) or None,
+        instructions=strip_invisible(info.instructions) or None,
         lifespan=runtime.lifespan,
         get_tool_input_schema=runtime.input_schema,
         on_list_tools=runtime.list_tools,
