@@ -365,8 +365,8 @@ class HttpGuard:
 def _http_caller(scope: Any) -> str:
     user = scope.get("user")
     token = getattr(user, "access_token", None)
-    if token is None:
-        return "anonymous" if _header(scope, b"authorization") else "local"
+    if token is None:  # no verified token: who sent it is not known
+        return "anonymous"
     return getattr(token, "subject", None) or token.client_id or "authenticated"
 
 

@@ -18,7 +18,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequenc
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
 import anyio
 import httpx2
@@ -76,7 +76,7 @@ from .upstream import (
     resolve_base_url,
 )
 from .upstreams import BaseUrlError, named_base_url
-from .visible import escape_invisible, strip_data, strip_invisible
+from .visible import INVISIBLE, escape_invisible, strip_data, strip_invisible
 
 __all__ = ["ConfigurationError", "build_server", "http_app", "main", "state_security"]
 
@@ -544,7 +544,10 @@ class _Runtime:
         return types.ReadResourceResult(
             contents=[
                 types.TextResourceContents(
-                    uri=uri, mime_type=self._clean_text(mime), text=self._clean_text(text)
+                    # The URI asked for, with any invisible character percent-encoded.
+                    uri=INVISIBLE.sub(lambda m: quote(m.group(), safe=""), uri),
+                    mime_type=self._clean_text(mime),
+                    text=self._clean_text(text),
                 )
             ]
         )
