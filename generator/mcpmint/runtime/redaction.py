@@ -57,8 +57,8 @@ def encoded_forms(secret: str) -> tuple[str, ...]:
     forms = {secret}
     for escaped in (json.dumps(secret)[1:-1], json.dumps(secret, ensure_ascii=False)[1:-1]):
         forms.update((escaped, escaped.replace("/", "\\/")))
-    for encoded in (quote(secret, safe=""), quote_plus(secret, safe=""), quote(secret)):
-        forms.update((encoded, re.sub(r"%[0-9A-F]{2}", lambda m: m.group().lower(), encoded)))
+    for url in (quote(secret, safe=""), quote_plus(secret, safe=""), quote(secret)):
+        forms.update((url, re.sub(r"%[0-9A-F]{2}", lambda m: m.group().lower(), url)))
     raw = secret.encode("utf-8", errors="surrogatepass")
     encoded: set[str] = set()
     for align in range(3):

@@ -510,6 +510,7 @@ class _Runtime:
             raise audited(MCPError(code=RESOURCE_NOT_FOUND, message="Resource not found"))
         arguments = coerce_variables(variables, tool.input_schema)
         outcome = _Outcome()
+        response: UpstreamResponse | types.CallToolResult | types.InputRequiredResult
         try:
             cleared = await self._gate(
                 None, None, tool, arguments, caller, outcome, reader=resource.reader
