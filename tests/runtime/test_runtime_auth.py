@@ -255,6 +255,7 @@ async def running(
     hook: UpstreamCredentialsHook | None = None,
     settings_env: Callable[[str], dict[str, str]] | None = None,
     tool_mode: str = "all",
+    catalog: Catalog | None = None,
 ) -> AsyncIterator[Stack]:
     sock = listening_socket()
     resource = f"http://127.0.0.1:{sock.getsockname()[1]}/mcp"
@@ -263,7 +264,7 @@ async def running(
         environ = env | settings_env(resource)
     settings = load_settings("PETS", environ)
     assert settings.inbound is not None
-    catalog = auth_catalog(tool_mode)
+    catalog = auth_catalog(tool_mode) if catalog is None else catalog
     auth = InboundAuth(settings.inbound, catalog)
     server = build_server(
         catalog, transport=upstream.transport, environ=environ, upstream_credentials=hook
@@ -1070,3 +1071,26 @@ async def test_S21_http_refusals_are_each_recorded(
     assert records[1]["caller"] == "anonymous"
     assert (records[2]["tool"], records[2]["caller"]) == ("pets_reports", "carol")
     assert upstream.requests == []
+
+
+async def test_S18_a_resource_read_needs_its_tools_scope_over_http(
+    jwks: Jwks, upstream: Recorder, env: dict[str, str], rsa_key: Key, tmp_path: Path
+) -> None:
+    from security2_support import door_catalog
+
+    catalog = door_catalog(security=[[{"scheme": "OAuth", "scopes": ["pets:read"]}]])
+    audit = tmp_path / "audit.jsonl"
+    async with running(jwks, upstream, env | {"PETS_AUDIT": str(audit)}, catalog=catalog) as st:
+        read = {
+            "jsonrpc": "2.0",
+            "id": 7,
+            "method": "resources/read",
+            "params": {"uri": "pets://pets/7"},
+        }
+        token = sign(rsa_key, claims(st.resource, scope="other", sub="dave"))
+        response = await st.post(read, token)
+        assert response.status_code == 403
+        assert 'scope="pets:read"' in response.headers["www-authenticate"]
+    nothing_upstream(upstream)
+    [record] = [json.loads(line) for line in audit.read_text().splitlines()]
+    assert (record["tool"], record["caller"]) == ("pets://pets/7", "dave")
