@@ -203,9 +203,12 @@ async def fire(
     )
     answer = Answer()
     call_tool = f"{catalog.server.namespace}_call_tool"
+    handlers = {tool.name for tool in catalog.tools if tool.request is None}
     async with Client(server, mode="legacy", elicitation_callback=answer) as client:
         for door, name, arguments in batch:
             before = len(sent)
+            recorded = len(audit.getvalue().splitlines())
+            refused = False
             shown: list[str] = []
             with anyio.fail_after(20):
                 try:
@@ -231,10 +234,12 @@ async def fire(
                             c.text for c in result.content if isinstance(c, types.TextContent)
                         ]
                         shown += list(_texts(result.structured_content))
+                        refused = bool(result.is_error)
                         if any("Internal error" in s for s in shown):
                             tally.counts["internal errors"] += 1
                 except MCPError as exc:
                     shown.append(exc.error.message)
+                    refused = True
                 except UnicodeEncodeError:
                     # The SDK client cannot serialise some lone surrogates: nothing was sent
                     # (test_runtime_security2.py sends such requests as raw JSON instead).
@@ -242,6 +247,14 @@ async def fire(
                     tally.counts["not sendable by the client"] += 1
                     continue
                 tally.counts["answered"] += 1
+            # Refused by the gate: not an answer of the upstream, nor of a handler tool (hooks.py,
+            # not loaded here) that the gate let through.
+            handled = name in handlers and schema_valid(catalog, name, arguments)
+            if refused and len(sent) == before and not handled:
+                tally.counts["refusals"] += 1
+                new = [json.loads(line) for line in audit.getvalue().splitlines()[recorded:]]
+                if not any(r["decision"] != "allowed" for r in new):
+                    tally.counts["refusals without an audit line"] += 1
             if len(sent) > before and door != "resources/read":
                 real = [r for r in sent[before:] if not r.url.path.endswith("/token")]
                 if real and not schema_valid(catalog, name, arguments):
@@ -278,6 +291,7 @@ def _assert_clean(tally: Tally, caplog: pytest.LogCaptureFixture) -> None:
     assert tally["internal errors"] == 0, tally.counts
     assert tally["sent with invalid arguments"] == 0, tally.counts
     assert tally["secrets in outputs"] == 0, tally.counts
+    assert tally["refusals without an audit line"] == 0, tally.counts
     assert tracebacks == [], [r.getMessage() for r in tracebacks]
 
 
