@@ -186,7 +186,7 @@ def _non_canonical(host: str) -> str:
     if "%" in host:
         return "percent escapes"
     text = host.strip("[]")
-    if host.startswith("["):
+    if ":" in text:  # an IPv6 literal (urlsplit drops its brackets)
         try:
             address = ipaddress.IPv6Address(text)
         except ValueError:
