@@ -46,9 +46,21 @@ _HTTPX_LOGGER = logging.getLogger("httpx2")
 # the redacting filter goes on httpx2's logger and on each of this runtime's own loggers.
 _REDACTED_LOGGERS = (
     _HTTPX_LOGGER,
+    # uvicorn's access log prints request paths with their query strings.
+    logging.getLogger("uvicorn.access"),
+    logging.getLogger("uvicorn.error"),
     *(
         logging.getLogger(f"{__package__}.{name}")
-        for name in ("server", "upstream", "credentials", "auth", "confirm", "results")
+        for name in (
+            "server",
+            "upstream",
+            "credentials",
+            "auth",
+            "confirm",
+            "results",
+            "boundary",
+            "hooks",
+        )
     ),
 )
 logger = logging.getLogger(__name__)
