@@ -111,7 +111,6 @@ _IPV4 = re.compile(
 _FORMATS = FormatChecker(formats=())
 
 
-@_FORMATS.checks("date")
 def _is_date(value: object) -> bool:
     if not isinstance(value, str):
         return True
@@ -127,7 +126,6 @@ def _valid_date(text: str) -> bool:
     return True
 
 
-@_FORMATS.checks("date-time")
 def _is_date_time(value: object) -> bool:
     if not isinstance(value, str):
         return True
@@ -138,27 +136,22 @@ def _is_date_time(value: object) -> bool:
     return hour <= 23 and minute <= 59 and second <= 60
 
 
-@_FORMATS.checks("email")
 def _is_email(value: object) -> bool:
     return not isinstance(value, str) or _EMAIL.fullmatch(value) is not None
 
 
-@_FORMATS.checks("uri")
 def _is_uri(value: object) -> bool:
     return not isinstance(value, str) or _URI.fullmatch(value) is not None
 
 
-@_FORMATS.checks("uuid")
 def _is_uuid(value: object) -> bool:
     return not isinstance(value, str) or _UUID.fullmatch(value) is not None
 
 
-@_FORMATS.checks("ipv4")
 def _is_ipv4(value: object) -> bool:
     return not isinstance(value, str) or _IPV4.fullmatch(value) is not None
 
 
-@_FORMATS.checks("ipv6")
 def _is_ipv6(value: object) -> bool:
     if not isinstance(value, str):
         return True
@@ -167,6 +160,19 @@ def _is_ipv6(value: object) -> bool:
     except ValueError:
         return False
     return "%" not in value
+
+
+# Registered by calls, not decorators: jsonschema may be untyped where this runtime is copied.
+for _name, _check in (
+    ("date", _is_date),
+    ("date-time", _is_date_time),
+    ("email", _is_email),
+    ("uri", _is_uri),
+    ("uuid", _is_uuid),
+    ("ipv4", _is_ipv4),
+    ("ipv6", _is_ipv6),
+):
+    _FORMATS.checks(_name)(_check)
 
 
 _StrictValidator = validators.extend(  # type: ignore[no-untyped-call, unused-ignore]
