@@ -455,3 +455,32 @@ async def test_S26_search_and_describe_disclose_only_permitted_tools(
     assert ("pets_get_pet" in names) is shown
     assert bool(described.is_error) is not shown
     assert names  # the tools it may call are still found
+
+
+@pytest.mark.parametrize(
+    ("raw", "ident", "code"),
+    [
+        ('{"jsonrpc":"2.0","id":4,"method":"tools/call","params":"x"}', 4, -32602),
+        ('{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"p":"\\ud800"}}', "a", -32602),
+        (
+            '{"jsonrpc":"2.0","id":5,"method":"m","params":' + "[" * 5000 + "]" * 5000 + "}",
+            5,
+            -32602,
+        ),
+        ('{"jsonrpc":"2.0","id":6}', 6, -32600),
+        ('{"jsonrpc":"2.0","id":true,"method":"ping"}', None, -32600),
+        ("[1, 2]", None, -32600),
+        ("not json", None, -32700),
+    ],
+)
+def test_S22_a_message_the_parser_refuses_is_answered_with_its_id(
+    raw: str, ident: object, code: int
+) -> None:
+    from mcpmint.runtime.boundary import malformed_answer
+
+    found = malformed_answer(raw)
+    assert found is not None
+    answer, _, reason = found
+    assert (answer["id"], answer["error"]["code"]) == (ident, code), answer
+    assert reason
+    assert malformed_answer('{"jsonrpc":"2.0","method":"notifications/x"}') is None

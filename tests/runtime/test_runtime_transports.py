@@ -146,6 +146,13 @@ async def test_S22_stdio_answers_what_its_parser_refuses(tmp_path: Path) -> None
         ]:
             reply = await session.request(id_, call_line(id_, arguments))
             assert "error" in reply or reply["result"]["isError"], reply
+        for id_, raw in [
+            (11, '{"jsonrpc":"2.0","id":11,"method":"tools/call","params":"x"}'),
+            (12, '{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":5}}'),
+            (13, '{"jsonrpc":"2.0","id":13}'),
+        ]:
+            reply = await session.request(id_, raw)
+            assert reply["error"]["code"] in (-32600, -32602), reply
         reply = await session.request(10, '{"jsonrpc":"2.0","id":10,"method":"ping"}')
         assert reply == {"jsonrpc": "2.0", "id": 10, "result": {}}
 
