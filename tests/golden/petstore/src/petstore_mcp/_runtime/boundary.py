@@ -20,7 +20,9 @@ reason):
 
 from __future__ import annotations
 
+import io
 import json
+import sys
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from typing import Any, Protocol
@@ -139,6 +141,12 @@ class RefusalAudit:
             raise _marked(
                 MCPError(code=exc.error.code, message=message, data=exc.error.data)
             ) from None
+        except Exception as exc:  # the SDK's params validation; the SDK answers it
+            kind = "invalid params" if type(exc).__name__ == "ValidationError" else "failed"
+            reason = f"{method} refused: {kind} ({type(exc).__name__})"
+            arguments = params.get("arguments") if isinstance(params, Mapping) else None
+            self._refusals.audit_refusal(_caller(), _target(method, params), reason, arguments)
+            raise
 
 
 def _marked(error: MCPError) -> MCPError:
@@ -176,14 +184,12 @@ def malformed_answer(raw: str | bytes) -> tuple[dict[str, Any], str, str] | None
         return _error(None, types.INVALID_REQUEST, f"Invalid request: {reason}"), "", reason
     method = message.get("method")
     ident = message.get("id")
-    if not isinstance(method, str) or ident is None:
-        if isinstance(method, str) or "result" in message or "error" in message:
-            return None  # a notification or a response: nothing to answer
-        return _error(None, types.INVALID_REQUEST, "Invalid request"), "", "invalid request"
-    if isinstance(ident, bool) or not isinstance(ident, str | int):
-        return _error(None, types.INVALID_REQUEST, "Invalid request: bad id"), method, "bad id"
-    if isinstance(ident, str) and _has_surrogate(ident):
-        return _error(None, types.INVALID_REQUEST, "Invalid request: bad id"), method, "bad id"
+    if "result" in message or "error" in message or (isinstance(method, str) and ident is None):
+        return None  # a response or a notification: nothing to answer
+    if isinstance(ident, bool) or not isinstance(ident, str | int) or _has_surrogate(str(ident)):
+        return _error(None, types.INVALID_REQUEST, "Invalid request: bad id"), "", "bad id"
+    if not isinstance(method, str):
+        return _error(ident, types.INVALID_REQUEST, "Invalid request: no method"), "", "no method"
     params = message.get("params")
     problem = params_problem(params) or "params do not match the method's schema"
     target = _target(method, params)
@@ -247,7 +253,9 @@ def _raw_input(exc: Exception) -> str | None:
     except Exception:
         return None
     for error in found:
-        raw = error.get("input") if isinstance(error, dict) else None
+        if not isinstance(error, dict) or error.get("type") != "json_invalid":
+            continue
+        raw = error.get("input")
         if isinstance(raw, str | bytes):
             return raw if isinstance(raw, str) else raw.decode("utf-8", errors="replace")
     return None
@@ -260,14 +268,19 @@ async def guarded_stdio(
     """The SDK's stdio transport, with the messages it could not parse answered here."""
     from mcp.server.stdio import stdio_server
 
-    async with stdio_server() as (read, write):
+    # The SDK reads and parses the lines; this keeps the line it parsed last, so that a message
+    # it refuses can be read again here (its errors carry the raw text only for invalid JSON).
+    lines = _Lines(
+        anyio.wrap_file(io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace"))
+    )
+    async with stdio_server(stdin=lines) as (read, write):  # type: ignore[arg-type]
         send, receive = anyio.create_memory_object_stream[SessionMessage | Exception](0)
 
         async def forward() -> None:
             async with send:
                 async for item in read:
                     if isinstance(item, Exception):
-                        await _answer(item, write, refusals)
+                        await _answer(item, write, refusals, lines.last)
                         continue
                     await send.send(item)
 
@@ -277,8 +290,25 @@ async def guarded_stdio(
             tg.cancel_scope.cancel()
 
 
-async def _answer(exc: Exception, write: Any, refusals: Refusals) -> None:
-    raw = _raw_input(exc)
+class _Lines:
+    """The process's stdin lines, remembering the last one handed out."""
+
+    def __init__(self, file: Any) -> None:
+        self._file = file
+        self.last = ""
+
+    def __aiter__(self) -> AsyncIterator[str]:
+        return self._lines()
+
+    async def _lines(self) -> AsyncIterator[str]:
+        async for line in self._file:
+            self.last = line
+            yield line
+
+
+async def _answer(exc: Exception, write: Any, refusals: Refusals, last: str = "") -> None:
+    # Sequential: the SDK's reader waits for this exception to be taken before its next line.
+    raw = _raw_input(exc) or last or None
     if raw is None:
         answer = _error(None, PARSE_ERROR, "Parse error")
         target, reason = "", "unparseable message"
