@@ -484,3 +484,19 @@ def test_S22_a_message_the_parser_refuses_is_answered_with_its_id(
     assert (answer["id"], answer["error"]["code"]) == (ident, code), answer
     assert reason
     assert malformed_answer('{"jsonrpc":"2.0","method":"notifications/x"}') is None
+
+
+@pytest.mark.parametrize(
+    "base",
+    ["http://0xa9fea9fe:81", "http://169.254.43518:81", "http://[::ffff:169.254.169.254]:81"],
+)
+async def test_S23_a_base_url_at_a_metadata_address_in_any_spelling_is_refused(
+    base: str,
+) -> None:
+    audit = io.StringIO()
+    env = dict(ENV) | {"PETS_BASE_URL": f"{base}/v1"}
+    server = build_server(load_catalog(catalog_data()), environ=env, audit=AuditLog(stream=audit))
+    async with Client(server) as client:
+        result = await client.call_tool("pets_get_pet", {"petId": "1"})
+    assert result.is_error
+    assert "a metadata or link-local address; nothing was sent" in result.content[0].text  # type: ignore[union-attr]
