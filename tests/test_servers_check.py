@@ -159,3 +159,34 @@ async def test_G16_the_generated_server_takes_server_variables_only_from_their_e
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
+
+
+def test_S23_a_server_host_spelled_as_an_odd_ip_literal_stops_generate(tmp_path: Path) -> None:
+    hosts = [
+        "0x7f000001:9101",  # hex: loopback
+        "0177.0.0.1",  # octal
+        "127.1",  # short dotted
+        "10.1.513",  # short dotted, private
+        "167772161",  # a bare integer (10.0.0.1)
+        "\uff11\uff10.0.0.1",  # full-width digits
+        "[::ffff:10.0.0.1]",  # IPv4 inside IPv6
+        "0xa9fea9fe",  # hex, the metadata address: the metadata error
+    ]
+    servers = "".join(f"- url: https://{host}/v1\n" for host in hosts)
+    spec = write_spec(tmp_path, servers)
+    out = tmp_path / "out"
+    code, stdout, stderr = mcpmint("generate", str(spec), "-o", str(out))
+    assert code == 2, stdout + stderr
+    for line, _ in enumerate(hosts[:-1], start=4):
+        assert f"{spec}:{line}:5: error: server URL" in stderr, (line, stderr)
+    assert stderr.count("non-canonical form") == len(hosts) - 1
+    assert "cloud metadata address (0xa9fea9fe)" in stderr
+    assert "Traceback" not in stdout + stderr
+    assert not out.exists()
+
+
+def test_S23_canonical_literals_and_names_pass(tmp_path: Path) -> None:
+    spec = write_spec(tmp_path, "- url: https://10.0.0.1/v1\n- url: https://api.example.com\n")
+    code, stdout, stderr = mcpmint("generate", str(spec), "-o", str(tmp_path / "out"))
+    assert code == 0, stdout + stderr
+    assert "non-canonical" not in stderr

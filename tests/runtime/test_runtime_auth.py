@@ -15,6 +15,7 @@ import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import httpx2
@@ -26,6 +27,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE
 from mcp.shared.exceptions import MCPError
 from runtime_support import (
     MCP_HEADERS,
@@ -253,6 +255,7 @@ async def running(
     hook: UpstreamCredentialsHook | None = None,
     settings_env: Callable[[str], dict[str, str]] | None = None,
     tool_mode: str = "all",
+    catalog: Catalog | None = None,
 ) -> AsyncIterator[Stack]:
     sock = listening_socket()
     resource = f"http://127.0.0.1:{sock.getsockname()[1]}/mcp"
@@ -261,7 +264,7 @@ async def running(
         environ = env | settings_env(resource)
     settings = load_settings("PETS", environ)
     assert settings.inbound is not None
-    catalog = auth_catalog(tool_mode)
+    catalog = auth_catalog(tool_mode) if catalog is None else catalog
     auth = InboundAuth(settings.inbound, catalog)
     server = build_server(
         catalog, transport=upstream.transport, environ=environ, upstream_credentials=hook
@@ -1035,3 +1038,59 @@ async def test_the_environment_overrides_auth_settings_from_the_config(
     status, served = _served_app(monkeypatch, {"PETS_AUTH": "none"}, ["--host", "0.0.0.0"])
     assert status == 2 and served == []
     assert "PETS_AUTH=jwt" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------------------ S21
+
+
+async def test_S21_http_refusals_are_each_recorded(
+    jwks: Jwks, upstream: Recorder, env: dict[str, str], rsa_key: Key, tmp_path: Path
+) -> None:
+    audit = tmp_path / "audit.jsonl"
+    async with running(jwks, upstream, env | {"PETS_AUDIT": str(audit)}) as stack:
+        token = sign(rsa_key, claims(stack.resource, scope="reports:read", sub="carol"))
+        statuses = [
+            (await stack.post(call("pets_get_pet", {"petId": "1"}))).status_code,  # no token
+            (await stack.post(PING, "not-a-jwt")).status_code,  # a bad token
+            (await stack.post(call("pets_reports"), token)).status_code,  # a missing scope
+            (await stack.post(PING, token, Host="evil.example")).status_code,  # rebinding
+        ]
+        big = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "ping",
+            "pad": "x" * DEFAULT_MAX_REQUEST_BODY_SIZE,
+        }
+        statuses.append((await stack.post(big, token)).status_code)  # too large
+    assert statuses[:3] == [401, 401, 403] and statuses[3] in (400, 421) and statuses[4] == 413
+    records = [json.loads(line) for line in audit.read_text().splitlines()]
+    assert len(records) == len(statuses), records
+    assert [r["decision"] for r in records] == ["refused"] * len(statuses)
+    assert [r["reason"].split()[1] for r in records] == [str(s) for s in statuses]
+    assert (records[0]["tool"], records[0]["caller"]) == ("pets_get_pet", "anonymous")
+    assert records[1]["caller"] == "anonymous"
+    assert (records[2]["tool"], records[2]["caller"]) == ("pets_reports", "carol")
+    assert upstream.requests == []
+
+
+async def test_S18_a_resource_read_needs_its_tools_scope_over_http(
+    jwks: Jwks, upstream: Recorder, env: dict[str, str], rsa_key: Key, tmp_path: Path
+) -> None:
+    from security2_support import door_catalog
+
+    catalog = door_catalog(security=[[{"scheme": "OAuth", "scopes": ["pets:read"]}]])
+    audit = tmp_path / "audit.jsonl"
+    async with running(jwks, upstream, env | {"PETS_AUDIT": str(audit)}, catalog=catalog) as st:
+        read = {
+            "jsonrpc": "2.0",
+            "id": 7,
+            "method": "resources/read",
+            "params": {"uri": "pets://pets/7"},
+        }
+        token = sign(rsa_key, claims(st.resource, scope="other", sub="dave"))
+        response = await st.post(read, token)
+        assert response.status_code == 403
+        assert 'scope="pets:read"' in response.headers["www-authenticate"]
+    nothing_upstream(upstream)
+    [record] = [json.loads(line) for line in audit.read_text().splitlines()]
+    assert (record["tool"], record["caller"]) == ("pets://pets/7", "dave")

@@ -134,6 +134,32 @@ async def test_S3_non_finite_numbers_in_raw_json_are_refused(tmp_path: Path) -> 
     assert report["events"] == []
 
 
+async def test_S22_stdio_answers_what_its_parser_refuses(tmp_path: Path) -> None:
+    deep = "[" * 3000 + "1" + "]" * 3000
+
+    async def talk(session: StdioSession) -> None:
+        for id_, arguments in [
+            (6, '{"petId": "\\ud800"}'),
+            (7, '{"petId": "1", "\\udc00x": 1}'),
+            (8, f'{{"petId": {deep}}}'),
+            (9, '{"petId": ' + "[" * 70 + '"x"' + "]" * 70 + "}"),
+        ]:
+            reply = await session.request(id_, call_line(id_, arguments))
+            assert "error" in reply or reply["result"]["isError"], reply
+        for id_, raw in [
+            (11, '{"jsonrpc":"2.0","id":11,"method":"tools/call","params":"x"}'),
+            (12, '{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":5}}'),
+            (13, '{"jsonrpc":"2.0","id":13}'),
+        ]:
+            reply = await session.request(id_, raw)
+            assert reply["error"]["code"] in (-32600, -32602), reply
+        reply = await session.request(10, '{"jsonrpc":"2.0","id":10,"method":"ping"}')
+        assert reply == {"jsonrpc": "2.0", "id": 10, "result": {}}
+
+    report = await run_stdio(tmp_path, talk)
+    assert report["events"] == []  # nothing reached for the network
+
+
 # ------------------------------------------------------------------------------ main
 
 

@@ -6,6 +6,10 @@ be able to point them somewhere dangerous by default:
 
 - a cloud metadata address (`169.254.169.254`, `fd00:ec2::254`, `metadata.google.internal`)
   is an error: credentials and requests would go to the instance's metadata service;
+- a host that is an IP literal in a non-canonical spelling (hex `0xa9fea9fe`, octal, short
+  dotted `127.1`, a bare integer, full-width digits, IPv4 inside an IPv6 literal, percent
+  escapes) is an error, whatever address it names (S23): there is no honest reason to write
+  one, and it is how a check is dodged (`runtime/addresses.py`);
 - another link-local address (169.254.0.0/16, fe80::/10) is a warning;
 - plain `http://` to a host that is not loopback is a warning (credentials in clear text);
 - a free-form variable (no `enum`) in the host part is a warning: only the operator can set it
@@ -25,6 +29,7 @@ from urllib.parse import urlsplit
 
 from mcpmint import refs
 from mcpmint.diagnostics import DiagnosticSink
+from mcpmint.runtime.addresses import numeric_host
 
 __all__ = ["METADATA_HOSTS", "check_servers", "server_template"]
 
@@ -154,6 +159,16 @@ def _check_url(url: str, where: str, sink: DiagnosticSink, env_prefix: str) -> N
             hint,
         )
         return
+    odd = _non_canonical(host)
+    if odd:
+        sink.error(
+            where,
+            f"server URL {url!r}: its host {host!r} is an IP address written in a "
+            f"non-canonical form ({odd}); such a spelling only serves to slip past address "
+            "checks",
+            "write the address in dotted decimal, or the host name",
+        )
+        return
     if address is not None and address.is_link_local:
         sink.warning(where, f"server URL {url!r} points at a link-local address ({host})", hint)
         return
@@ -166,13 +181,33 @@ def _check_url(url: str, where: str, sink: DiagnosticSink, env_prefix: str) -> N
         )
 
 
+def _non_canonical(host: str) -> str:
+    """How `host` spells an IP address non-canonically, or "" (a name, or a plain literal)."""
+    if "%" in host:
+        return "percent escapes"
+    text = host.strip("[]")
+    if ":" in text:  # an IPv6 literal (urlsplit drops its brackets)
+        try:
+            address = ipaddress.IPv6Address(text)
+        except ValueError:
+            return ""
+        if address.ipv4_mapped is not None or "." in text:
+            return "an IPv4 address inside IPv6"
+        return ""
+    numeric = numeric_host(host)
+    if numeric is not None and not numeric[1]:
+        return f"it is {numeric[0]}"
+    return ""
+
+
 def _address(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
     text = host.strip("[]")
     try:
-        # A bare number is an IPv4 address too (http://2852039166/ is 169.254.169.254).
-        address = ipaddress.ip_address(int(text) if text.isdigit() else text)
+        address = ipaddress.ip_address(text)
     except ValueError:
-        return None
+        # A number in any spelling is an IPv4 address too (http://2852039166/, 0xa9fea9fe).
+        numeric = numeric_host(text)
+        return None if numeric is None else numeric[0]
     if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
         return address.ipv4_mapped
     return address

@@ -35,6 +35,7 @@ from mcpmint.render.templates import (
 )
 from mcpmint.runtime.catalog import CatalogError, Tool, load_catalog
 from mcpmint.runtime.request import ArgumentError, build_request
+from mcpmint.runtime.visible import strip_data
 from mcpmint.write.lock import digest
 
 FALLBACK_BASE_URL = "http://upstream.test/api"
@@ -110,7 +111,11 @@ def build_cases(server: ir.Server, sink: DiagnosticSink) -> dict[str, Any]:
         # What the tool mode lists: each definition's name and digest (the definitions
         # themselves are tools.json's, megabytes on a large API).
         "toolsList": [
-            *({"name": meta["name"], "sha256": digest(meta)} for meta in meta_definitions),
+            # As the runtime lists them: without invisible characters (docs/safety.md S20).
+            *(
+                {"name": meta["name"], "sha256": digest(strip_data(meta))}
+                for meta in meta_definitions
+            ),
             *({"name": tool.name, "sha256": listed[tool.name]} for tool in listed_tools),
         ],
         "calls": calls,
@@ -155,7 +160,7 @@ def _case(
     case: dict[str, Any] = {
         "rejections": _rejections(tool, arguments or {}),
         "call": None,
-        "listed": digest(tool_definition(tool)) if shown else None,
+        "listed": digest(strip_data(tool_definition(tool))) if shown else None,
     }
     if tool.handler or arguments is None:
         return case  # a handler has no request to check; hooks.py answers it

@@ -29,6 +29,7 @@ from .limits import pagination_arguments
 from .projection import Projection, project
 from .redaction import redact
 from .upstream import UpstreamResponse
+from .visible import INVISIBLE
 
 __all__ = [
     "ERROR_BODY_CHARS",
@@ -42,9 +43,7 @@ ERROR_BODY_CHARS = 2000
 _TEXT_CHARS = 100_000
 # ANSI escape sequences, C0/C1 controls other than tab and newline, and bidi overrides: upstream
 # text must not be able to hide or reorder what the model and the user see.
-_UNSAFE_TEXT = re.compile(
-    r"\x1b\[[0-?]*[ -/]*[@-~]|[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069]"
-)
+_UNSAFE_TEXT = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|" + INVISIBLE.pattern)
 
 
 class OutputValidator:

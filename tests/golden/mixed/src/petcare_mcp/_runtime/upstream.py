@@ -7,16 +7,19 @@ internal address must not carry our credentials there), cookies from responses a
 
 from __future__ import annotations
 
+import ipaddress
 import logging
+import socket
 import weakref
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from http.cookiejar import CookieJar, DefaultCookiePolicy
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
 import anyio
 import httpx2
 
+from .addresses import forbidden_address
 from .catalog import Catalog, Upstream
 from .limits import RETRY_METHODS, RETRY_STATUSES, Limits, retry_delay
 from .redaction import RedactingFilter
@@ -29,6 +32,7 @@ __all__ = [
     "UpstreamError",
     "UpstreamResponse",
     "UpstreamTimeout",
+    "header_text",
     "resolve_base_url",
     "server_variable_env",
 ]
@@ -42,9 +46,21 @@ _HTTPX_LOGGER = logging.getLogger("httpx2")
 # the redacting filter goes on httpx2's logger and on each of this runtime's own loggers.
 _REDACTED_LOGGERS = (
     _HTTPX_LOGGER,
+    # uvicorn's access log prints request paths with their query strings.
+    logging.getLogger("uvicorn.access"),
+    logging.getLogger("uvicorn.error"),
     *(
         logging.getLogger(f"{__package__}.{name}")
-        for name in ("server", "upstream", "credentials", "auth", "confirm", "results")
+        for name in (
+            "server",
+            "upstream",
+            "credentials",
+            "auth",
+            "confirm",
+            "results",
+            "boundary",
+            "hooks",
+        )
     ),
 )
 logger = logging.getLogger(__name__)
@@ -60,6 +76,28 @@ def _live_secrets() -> list[str]:
 _LOG_FILTER = RedactingFilter(_live_secrets)
 for _log in _REDACTED_LOGGERS:
     _log.addFilter(_LOG_FILTER)
+
+
+_TCHAR = frozenset("!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+
+
+def header_text(text: str, *, name: bool = False) -> str:
+    """`text` as a valid HTTP header value (or, `name=True`, field name) whatever it holds
+    (S25): spec text (a title, a version with an ellipsis or a Greek letter, a media type)
+    becomes headers here. Printable ASCII is kept, controls are dropped, any other character
+    is percent-encoded as UTF-8 (`…` is `%E2%80%A6`); in a name, every non-token character
+    is. Argument values are checked before this (request.py refuses what is not printable
+    ASCII), so for them this changes nothing."""
+    out: list[str] = []
+    for ch in text:
+        code = ord(ch)
+        if (ch in _TCHAR) if name else (0x20 <= code < 0x7F or ch == "\t"):
+            out.append(ch)
+        elif code < 0x20 or 0x7F <= code <= 0x9F:
+            continue
+        else:
+            out.append(quote(ch, safe="", errors="backslashreplace"))
+    return "".join(out).strip() or ("X" if name else "")
 
 
 class UpstreamError(Exception):
@@ -188,13 +226,16 @@ class UpstreamClient:
 
     async def _send_once(self, request: PreparedRequest, *, origin: str) -> _Response:
         client = self._get_client()
+        headers = [(header_text(k, name=True), header_text(v)) for k, v in request.headers]
         built = client.build_request(
-            request.method, request.url, headers=list(request.headers), content=request.body
+            request.method, request.url, headers=headers, content=request.body
         )
         # httpx2 parses the URL again; refuse if its reading of the origin differs from ours.
         if _origin(built.url.scheme, built.url.host, built.url.port) != _origin_of(origin):
             raise UpstreamError("refused: the request URL does not stay on the upstream origin")
         where = f"{request.method} {origin}"
+        if self._transport is None:  # the network: connect only to an address checked here
+            await _pin_address(built, where)
         try:
             with anyio.fail_after(self._timeout):
                 response = await client.send(built, stream=True)
@@ -239,9 +280,44 @@ class UpstreamClient:
                 follow_redirects=False,
                 timeout=httpx2.Timeout(self._timeout, connect=min(self._timeout, _CONNECT_TIMEOUT)),
                 cookies=CookieJar(policy=DefaultCookiePolicy(allowed_domains=[])),
-                headers={"User-Agent": self._user_agent},
+                headers={"User-Agent": header_text(self._user_agent)},
             )
         return self._client
+
+
+async def _resolve(host: str, port: int) -> list[str]:
+    """The addresses `host` resolves to (tests replace this to play DNS)."""
+    found = await anyio.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    return [str(sockaddr[0]) for *_, sockaddr in found]
+
+
+async def _pin_address(built: httpx2.Request, where: str) -> None:
+    """Resolve the request's host once, refuse a metadata or link-local address among what it
+    resolves to (S23), and send to that very address: the name stays in the Host header and
+    in TLS (SNI and certificate checks), so a second lookup cannot lead elsewhere."""
+    host = built.url.host
+    port = built.url.port or (443 if built.url.scheme == "https" else 80)
+    try:
+        addresses = await _resolve(host, port)
+    except OSError:
+        raise _ConnectFailed(f"Could not resolve the upstream API's host ({where}).") from None
+    parsed = []
+    for text in addresses:
+        try:
+            parsed.append(ipaddress.ip_address(text.split("%", 1)[0]))
+        except ValueError:
+            continue
+    refused = [a for a in parsed if forbidden_address(a)]
+    if refused or not parsed:
+        what = f"{refused[0]}, a metadata or link-local address" if refused else "no address"
+        raise UpstreamError(
+            f"refused: the upstream host resolves to {what}; nothing was sent ({where})."
+        )
+    address = str(parsed[0])
+    if address != host.strip("[]"):
+        if built.url.scheme == "https":
+            built.extensions = {**built.extensions, "sni_hostname": host}
+        built.url = built.url.copy_with(host=address)
 
 
 class _ConnectFailed(Exception):

@@ -52,6 +52,7 @@ from .tokens import (
     Tokens,
     load_fallback,
 )
+from .visible import escape_invisible
 
 __all__ = [
     "CONFIRM_KEY",
@@ -95,12 +96,6 @@ _SENSITIVE_NAME = re.compile(
     r"private[-_]?key|session[-_]?id|cookie",
     re.IGNORECASE,
 )
-# Characters that could hide or reorder what the user reads: C0/C1 controls, bidi controls,
-# zero-width characters, byte order mark.
-_INVISIBLE = re.compile(
-    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]"
-)
-
 _REFUSED = "Nothing was sent."
 # Markers the server's audit reads back from a result (`server._confirmation_outcome`).
 TOKEN_ISSUED = "CONFIRMATION NEEDED"
@@ -392,8 +387,8 @@ def _verdict(tool: Tool, answer: object) -> types.CallToolResult | None:
 
 
 def _visible(text: str) -> str:
-    """`text` with invisible and reordering characters shown as `\\uXXXX`."""
-    return _INVISIBLE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    """`text` with invisible and reordering characters shown as `\\uXXXX` (visible.py)."""
+    return escape_invisible(text)
 
 
 def _trim(text: str, limit: int) -> str:

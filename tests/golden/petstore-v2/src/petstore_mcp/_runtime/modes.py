@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -290,10 +290,14 @@ class ToolRouter:
         return None if meta is None else meta.input_schema
 
     def route(
-        self, params: types.CallToolRequestParams
+        self,
+        params: types.CallToolRequestParams,
+        may_call: Callable[[str], bool] = lambda name: True,
     ) -> types.CallToolResult | types.CallToolRequestParams:
         """A search or describe call's answer, or the parameters of the call to make: the
-        named tool's, unwrapped from a `call_tool` call; anything else unchanged."""
+        named tool's, unwrapped from a `call_tool` call; anything else unchanged.
+        `may_call`: whether the caller may call a tool; search and describe disclose only
+        those (S26, `<P>_LIST_TOOLS=permitted`)."""
         if params.name not in self._meta:
             return params
         arguments = params.arguments or {}
@@ -316,10 +320,12 @@ class ToolRouter:
         if extra:  # the schema says additionalProperties: false; the SDK checks nothing
             return _error(f"Unknown argument {extra[0]!r} for {params.name}.")
         if params.name == self._search:
-            return self._search_result(arguments)
-        return self._describe_result(arguments)
+            return self._search_result(arguments, may_call)
+        return self._describe_result(arguments, may_call)
 
-    def _search_result(self, arguments: Mapping[str, Any]) -> types.CallToolResult:
+    def _search_result(
+        self, arguments: Mapping[str, Any], may_call: Callable[[str], bool]
+    ) -> types.CallToolResult:
         assert self._index is not None
         query, limit = arguments.get("query"), arguments.get("limit", SEARCH_LIMIT)
         if not isinstance(query, str) or not query.strip() or len(query) > MAX_QUERY_CHARS:
@@ -327,7 +333,8 @@ class ToolRouter:
         if isinstance(limit, bool) or not isinstance(limit, int):
             return _error("`limit` must be an integer.")
         limit = max(1, min(limit, MAX_SEARCH_LIMIT))
-        found = [self._allowed[name] for name in self._index.search(query, limit)]
+        permitted = [name for name in self._allowed if may_call(name)]
+        found = [self._allowed[name] for name in self._index.search(query, limit, permitted)]
         matches = []
         for tool in found:
             match = {"name": tool.name, "title": tool.title}
@@ -342,9 +349,11 @@ class ToolRouter:
         )
         return _structured({"tools": matches, "hint": hint})
 
-    def _describe_result(self, arguments: Mapping[str, Any]) -> types.CallToolResult:
+    def _describe_result(
+        self, arguments: Mapping[str, Any], may_call: Callable[[str], bool]
+    ) -> types.CallToolResult:
         name, output = arguments.get("name"), arguments.get("outputSchema", False)
-        tool = self._allowed.get(name) if isinstance(name, str) else None
+        tool = self._allowed.get(name) if isinstance(name, str) and may_call(name) else None
         if tool is None:
             return _error(f"Unknown tool: {name}. Use {self._search} to find tool names.")
         if not isinstance(output, bool):

@@ -8,18 +8,29 @@ the argument's path so the model knows what to fix.
 
 from __future__ import annotations
 
+import datetime
+import functools
+import ipaddress
 import math
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from jsonschema import Draft202012Validator, ValidationError, validators  # type: ignore[import-untyped, unused-ignore]
+from jsonschema import Draft202012Validator, FormatChecker, ValidationError, validators  # type: ignore[import-untyped, unused-ignore]
 from jsonschema.protocols import Validator  # type: ignore[import-untyped, unused-ignore]
 from referencing import Registry
 
 from .catalog import Tool
 
-__all__ = ["MAX_DEPTH", "MAX_ERRORS", "MAX_STRING", "ArgumentValidator", "format_path"]
+__all__ = [
+    "MAX_DEPTH",
+    "MAX_ERRORS",
+    "MAX_STRING",
+    "ArgumentValidator",
+    "coerce_variables",
+    "ecma_pattern",
+    "format_path",
+]
 
 MAX_DEPTH = 64
 MAX_STRING = 1_000_000
@@ -34,10 +45,163 @@ def _is_strict_integer(checker: object, instance: object) -> bool:
     return isinstance(instance, int) and not isinstance(instance, bool)
 
 
+@functools.lru_cache(maxsize=1024)
+def ecma_pattern(pattern: str) -> re.Pattern[str]:
+    """`pattern` as ECMA-262 (JSON Schema's dialect) reads it, compiled for Python's `re`
+    (S24): `$` matches only at the very end (Python's also matches before a final newline),
+    and `\\d`, `\\w`, `\\s`, `\\b` are ASCII-only.
+
+    Raises:
+        re.error: the pattern does not compile.
+    """
+    out: list[str] = []
+    in_class = False
+    i = 0
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\" and i + 1 < len(pattern):
+            out.append(pattern[i : i + 2])
+            i += 2
+            continue
+        if in_class:
+            in_class = c != "]"
+        elif pattern.startswith("[]", i):  # ECMA's empty class matches nothing
+            out.append("(?!)")
+            i += 2
+            continue
+        elif pattern.startswith("[^]", i):  # and its negation, any character
+            out.append(r"[\s\S]")
+            i += 3
+            continue
+        elif c == "[":
+            in_class = True
+            if pattern.startswith("[^", i):
+                out.append("[^")
+                i += 2
+                continue
+        elif c == "$":
+            c = r"\Z"
+        out.append(c)
+        i += 1
+    return re.compile("".join(out), re.ASCII)
+
+
+def _pattern(validator: Any, pattern: str, instance: Any, schema: Any) -> Iterable[ValidationError]:
+    if not isinstance(instance, str):
+        return
+    try:
+        found = ecma_pattern(pattern).search(instance)
+    except re.error:
+        found = re.search(pattern, instance)
+    if found is None:
+        yield ValidationError(f"{instance!r} does not match {pattern!r}")
+
+
+# The input formats the server enforces (S24): a schema that promises one is checked.
+_DATE = re.compile(r"(\d{4})-(\d{2})-(\d{2})", re.ASCII)
+_DATE_TIME = re.compile(
+    r"(\d{4}-\d{2}-\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-]\d{2}:\d{2})", re.ASCII
+)
+_EMAIL = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s.]+|[^@\s]+@\[[0-9A-Fa-f:.]+\]", re.ASCII)
+_URI = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:[^\s<>\"{}|\\^`]*", re.ASCII)
+_UUID = re.compile(r"[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}")
+_IPV4 = re.compile(
+    r"(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)", re.ASCII
+)
+_FORMATS = FormatChecker(formats=())
+
+
+def _is_date(value: object) -> bool:
+    if not isinstance(value, str):
+        return True
+    found = _DATE.fullmatch(value)
+    return found is not None and _valid_date(value)
+
+
+def _valid_date(text: str) -> bool:
+    try:
+        datetime.date.fromisoformat(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _is_date_time(value: object) -> bool:
+    if not isinstance(value, str):
+        return True
+    found = _DATE_TIME.fullmatch(value)
+    if found is None or not _valid_date(found.group(1)):
+        return False
+    hour, minute, second = (int(found.group(n)) for n in (2, 3, 4))
+    return hour <= 23 and minute <= 59 and second <= 60
+
+
+def _is_email(value: object) -> bool:
+    return not isinstance(value, str) or _EMAIL.fullmatch(value) is not None
+
+
+def _is_uri(value: object) -> bool:
+    return not isinstance(value, str) or _URI.fullmatch(value) is not None
+
+
+def _is_uuid(value: object) -> bool:
+    return not isinstance(value, str) or _UUID.fullmatch(value) is not None
+
+
+def _is_ipv4(value: object) -> bool:
+    return not isinstance(value, str) or _IPV4.fullmatch(value) is not None
+
+
+def _is_ipv6(value: object) -> bool:
+    if not isinstance(value, str):
+        return True
+    try:
+        ipaddress.IPv6Address(value)
+    except ValueError:
+        return False
+    return "%" not in value
+
+
+# Registered by calls, not decorators: jsonschema may be untyped where this runtime is copied.
+for _name, _check in (
+    ("date", _is_date),
+    ("date-time", _is_date_time),
+    ("email", _is_email),
+    ("uri", _is_uri),
+    ("uuid", _is_uuid),
+    ("ipv4", _is_ipv4),
+    ("ipv6", _is_ipv6),
+):
+    _FORMATS.checks(_name)(_check)
+
+
 _StrictValidator = validators.extend(  # type: ignore[no-untyped-call, unused-ignore]
     Draft202012Validator,
+    validators={"pattern": _pattern},
     type_checker=Draft202012Validator.TYPE_CHECKER.redefine("integer", _is_strict_integer),
 )
+
+
+def coerce_variables(variables: Mapping[str, str], schema: Mapping[str, Any]) -> dict[str, Any]:
+    """A resource URI's variables (strings) read as the types the tool's schema declares
+    (`"42"` for an integer is 42), so that they are validated as the tool's arguments are;
+    a text that does not read as the type stays a string (and the schema refuses it)."""
+    properties = schema.get("properties", {})
+    found: dict[str, Any] = {}
+    for name, text in variables.items():
+        declared = properties.get(name, {}) if isinstance(properties, Mapping) else {}
+        kinds = declared.get("type", "string") if isinstance(declared, Mapping) else "string"
+        kinds = [kinds] if isinstance(kinds, str) else list(kinds)
+        found[name] = text
+        if "string" in kinds:
+            continue
+        if "integer" in kinds and re.fullmatch(r"-?[0-9]{1,19}", text, re.ASCII):
+            found[name] = int(text)
+        elif "number" in kinds and re.fullmatch(r"-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?", text):
+            found[name] = float(text)
+        elif "boolean" in kinds and text in ("true", "false"):
+            found[name] = text == "true"
+    return found
 
 
 class ArgumentValidator:
@@ -77,7 +241,7 @@ class ArgumentValidator:
             schema = dict(self._tool.input_schema)
             _StrictValidator.check_schema(schema)
             # An empty registry: a `$ref` must resolve inside the schema, never over the network.
-            self._validator = _StrictValidator(schema, registry=Registry())
+            self._validator = _StrictValidator(schema, registry=Registry(), format_checker=_FORMATS)
         return self._validator
 
 

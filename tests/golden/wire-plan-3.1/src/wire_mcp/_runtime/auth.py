@@ -50,6 +50,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .catalog import Catalog, Tool
+from .content import ResourceSpec
 from .credentials import CredentialError, UpstreamCredential
 from .modes import meta_names
 
@@ -744,8 +745,10 @@ class ScopeGate:
         resource_metadata_url: str,
         dispatcher: str | None = None,
         max_body: int = DEFAULT_MAX_REQUEST_BODY_SIZE,
+        resources: Sequence[ResourceSpec] = (),
     ) -> None:
         self.app = app
+        self._resources = tuple(resources)
         self._requirements = requirements
         self._dispatcher = dispatcher
         self._admin = admin
@@ -769,7 +772,7 @@ class ScopeGate:
         if complete:
             try:
                 message = json.loads(body, object_pairs_hook=_unique_keys)
-                names = _called_tools(message, self._dispatcher)
+                names = _called_tools(message, self._dispatcher, self._resources)
             except _DuplicateKeyError:
                 await _plain(send, 400, b"Duplicate keys in the JSON-RPC message")
                 return
@@ -823,12 +826,20 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return result
 
 
-def _called_tools(message: Any, dispatcher: str | None = None) -> list[str]:
+def _called_tools(
+    message: Any, dispatcher: str | None = None, resources: Sequence[ResourceSpec] = ()
+) -> list[str]:
     """The tools a JSON-RPC message (or batch) calls. A call of dynamic mode's `dispatcher`
-    (`<ns>_call_tool`) calls the tool named in its arguments: that tool's scopes apply."""
+    (`<ns>_call_tool`) calls the tool named in its arguments: that tool's scopes apply. A
+    `resources/read` of an HTTP resource calls the tool of the resource's name (S18)."""
     items = message if isinstance(message, list) else [message]
     names: list[str] = []
     for item in items:
+        if isinstance(item, dict) and item.get("method") == "resources/read":
+            params = item.get("params")
+            uri = params.get("uri") if isinstance(params, dict) else None
+            if isinstance(uri, str):
+                names += [r.name for r in resources if r.match(uri) is not None][:1]
         if isinstance(item, dict) and item.get("method") == "tools/call":
             params = item.get("params")
             name = params.get("name") if isinstance(params, dict) else None
@@ -979,6 +990,11 @@ class InboundAuth:
             )
         self.verifier: TokenVerifier = verifier
         self.requirements = {tool.name: scope_alternatives(tool) for tool in catalog.tools}
+        # A resource read needs the scopes of the tool it is gated as (server._gate, S18).
+        self.resources = tuple(r for r in catalog.resources if r.reader is not None)
+        for resource in self.resources:
+            assert resource.reader is not None
+            self.requirements.setdefault(resource.name, scope_alternatives(resource.reader))
         # Dynamic mode calls tools through one dispatcher tool; the gate looks inside it.
         self.dispatcher = (
             meta_names(catalog.server.namespace)[2] if catalog.modes.mode == "dynamic" else None
@@ -1021,5 +1037,6 @@ class InboundAuth:
                 admin=self.settings.admin_scopes,
                 resource_metadata_url=self.resource_metadata_url,
                 dispatcher=self.dispatcher,
+                resources=self.resources,
             )
         )

@@ -12,12 +12,13 @@ import logging
 import os
 import sys
 import time
+import weakref
 from collections import ChainMap
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
 import anyio
 import httpx2
@@ -33,7 +34,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from .allowlist import AllowlistError, ToolFilter, ValueAllowlist
-from .arguments import ArgumentValidator
+from .arguments import ArgumentValidator, coerce_variables
 from .audit import AuditLog, load_audit
 from .auth import (
     InboundAuth,
@@ -49,6 +50,7 @@ from .auth import (
     refused_scopes,
     scope_alternatives,
 )
+from .boundary import HttpGuard, RefusalAudit, guarded_stdio
 from .catalog import Catalog, Tool
 from .confirm import (
     TOKEN_ISSUED,
@@ -58,14 +60,15 @@ from .confirm import (
     describe,
     load_fallback,
 )
-from .content_server import content_handlers
+from .content import ResourceSpec
+from .content_server import RESOURCE_NOT_FOUND, content_handlers
 from .credentials import CredentialError, Credentials
 from .hooks import HookError, Hooks, describe_handler_call
 from .limits import LimitsError, RateLimiter, argument_bytes, is_read_only, load_limits
 from .metrics import Metrics, classify, load_metrics
 from .modes import ModesError, ToolRouter
 from .projection import take_format
-from .redaction import redact
+from .redaction import redact, redact_data
 from .request import ArgumentError, PreparedRequest, build_request, split_base_url
 from .results import OutputValidator, error_result, upstream_result
 from .store import MEMORY, StateStore, StoreError, StoreSettingsError, load_store
@@ -77,6 +80,7 @@ from .upstream import (
     resolve_base_url,
 )
 from .upstreams import BaseUrlError, named_base_url
+from .visible import INVISIBLE, escape_invisible, strip_data, strip_invisible
 
 __all__ = [
     "ConfigurationError",
@@ -91,6 +95,9 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 _LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
+_MAX_RESOURCE_BYTES = 1024 * 1024
+# Each server's runtime, for the transports' boundary (http_app, stdio).
+_RUNTIMES: weakref.WeakKeyDictionary[Server[Any], _Runtime] = weakref.WeakKeyDictionary()
 STATE_TTL_SECONDS = 600.0
 MIN_STATE_KEY_BYTES = 32
 
@@ -153,17 +160,21 @@ def build_server(
             raise ConfigurationError(str(exc)) from None
         runtime.hooks = hooks
     info = catalog.server
+    # Spec text the client shows or the model reads: without invisible characters (S20).
     server: Server[dict[str, Any]] = Server(
-        info.name,
-        version=info.version,
-        title=info.title or None,
-        instructions=info.instructions or None,
+        strip_invisible(info.name),
+        version=strip_invisible(info.version),
+        title=strip_invisible(info.title) or None,
+        instructions=strip_invisible(info.instructions) or None,
         lifespan=runtime.lifespan,
         get_tool_input_schema=runtime.input_schema,
         on_list_tools=runtime.list_tools,
         on_call_tool=runtime.call_tool,
-        **content_handlers(catalog, runtime.fetch_resource, lambda: runtime.hooks),
+        **content_handlers(catalog, runtime.read_resource),
     )
+    # Every refusal below this point is audited once; malformed params are refused here (S21).
+    server.middleware.append(RefusalAudit(runtime))
+    _RUNTIMES[server] = runtime
     # 2026-07-28 confirmations travel in `request_state`, which the client echoes: the boundary
     # seals it (AES-GCM) and binds it to the tool, its arguments and the caller.
     server.middleware.append(
@@ -268,6 +279,9 @@ def http_app(
     if auth is not None:
         auth.install(app)
     app.router.routes.extend(_probes(store))
+    runtime = _RUNTIMES.get(server)
+    if runtime is not None:  # outermost: sees every HTTP refusal, answers unparseable bodies
+        app.add_middleware(HttpGuard, refusals=runtime)
     return app
 
 
@@ -397,7 +411,7 @@ def main(
         )
         return 2
     if settings is None:
-        anyio.run(_serve_stdio, server)
+        anyio.run(_serve_stdio, server, _RUNTIMES[server])
         return 0
     # Imported here so that stdio mode never loads an HTTP server at all (H10).
     import uvicorn
@@ -423,10 +437,8 @@ async def _check_and_release(store: StateStore) -> str | None:
         await store.aclose()
 
 
-async def _serve_stdio(server: Server[Any]) -> None:
-    from mcp.server.stdio import stdio_server
-
-    async with stdio_server() as (read, write):
+async def _serve_stdio(server: Server[Any], runtime: _Runtime) -> None:
+    async with guarded_stdio(runtime) as (read, write):
         await server.run(read, write, server.create_initialization_options())
 
 
@@ -453,24 +465,38 @@ class _Runtime:
         )
         self._limits = load_limits(prefix, environ)
         self._filter = ToolFilter.from_environ(prefix, environ)
-        self._values = ValueAllowlist.from_environ(prefix, catalog.tools, environ)
+        readers = tuple(r.reader for r in catalog.resources if r.reader is not None)
+        self._values = ValueAllowlist.from_environ(prefix, (*readers, *catalog.tools), environ)
         self._audit = load_audit(prefix, environ) if audit is None else audit
         # Tools the operator's allowlists leave out are not listed and are unknown when called.
         self._tools = {tool.name: tool for tool in catalog.tools if self._filter.allows(tool)}
         # The tool mode decides which of them tools/list shows (runtime/modes.py).
         self._router = ToolRouter(catalog, self._tools, environ)
-        self._listed = self._router.meta_tools + [
+        self._listed = [_visible_tool(t) for t in self._router.meta_tools] + [
             _mcp_tool(self._tools[name]) for name in self._router.listed_names
         ]
         self._arguments = {tool.name: ArgumentValidator(tool) for tool in catalog.tools}
+        # A resource's GET is gated as the tool of its name (the OpenAPI `resources:`
+        # selection), else as its own reader; absent when the operator's filter leaves it out.
+        self._resource_tools: dict[str, Tool] = {}
+        for resource in catalog.resources:
+            reader = resource.reader
+            if reader is None:
+                continue
+            if any(tool.name == reader.name for tool in catalog.tools):
+                if reader.name in self._tools:
+                    self._resource_tools[resource.name] = self._tools[reader.name]
+            elif self._filter.allows(reader):
+                self._resource_tools[resource.name] = reader
+                self._arguments[reader.name] = ArgumentValidator(reader)
         self._outputs = {
             tool.name: OutputValidator(tool.output_schema) if tool.output_schema else None
-            for tool in catalog.tools
+            for tool in (*readers, *catalog.tools)
         }
         self._credentials = Credentials(catalog, environ)
         self.upstream_credentials: UpstreamCredentialsHook | None = None  # auth.py's hook
         self.hooks = Hooks()  # hooks.py's registry, set by build_server
-        self._scopes = {tool.name: scope_alternatives(tool) for tool in catalog.tools}
+        self._scopes = {tool.name: scope_alternatives(tool) for tool in (*readers, *catalog.tools)}
         self._admin_scopes = admin_scopes(catalog.server.env_prefix, environ)
         self._list_permitted = lists_permitted_only(prefix, environ)  # <P>_LIST_TOOLS
         self._fallback = load_fallback(prefix, environ)
@@ -529,15 +555,23 @@ class _Runtime:
     async def call_tool(
         self, ctx: ServerRequestContext[dict[str, Any]], params: types.CallToolRequestParams
     ) -> types.CallToolResult | types.InputRequiredResult:
+        """The tools/call door (dynamic mode's `call_tool` included): through `_gate`."""
         started = time.monotonic()
         # Dynamic mode: search and describe are answered here; `call_tool` becomes the named
         # tool's own call, which then takes exactly the path below.
-        routed = self._router.route(params)
+        routed = self._router.route(params, may_call=self._may_call)
         if isinstance(routed, types.CallToolResult):
             # Search and describe (or a malformed `call_tool`) are calls too: metered like any.
             kind = "argument_error" if routed.is_error else "ok"
             self.metrics.record(params.name, kind, time.monotonic() - started)
-            return routed
+            if routed.is_error:
+                self._audit_record(
+                    _caller(),
+                    params.name,
+                    params.arguments or {},
+                    _Outcome("refused", "invalid arguments"),
+                )
+            return self._outgoing(routed, None)
         params = routed
         caller = _caller()
         arguments: object = {} if params.arguments is None else params.arguments
@@ -545,24 +579,24 @@ class _Runtime:
         if tool is None:
             self._audit_record(caller, params.name, arguments, _Outcome("refused", "unknown tool"))
             self.metrics.record_unknown(params.name, time.monotonic() - started)
-            raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {params.name}")
+            raise audited(
+                MCPError(
+                    code=types.INVALID_PARAMS,
+                    message=f"Unknown tool: {escape_invisible(params.name)}",
+                )
+            )
         outcome = _Outcome()
         # The token fallback's reserved argument is not part of any schema: taken out here.
         arguments, outcome.token = self._confirmer.take_token(arguments)
         try:
-            result = await self._checked_call(ctx, params, tool, arguments, caller, outcome)
+            result = await self._tool_call(ctx, params, tool, arguments, caller, outcome)
         except StoreError as exc:  # every use of the store comes before anything is sent
             logger.warning("tool %s: %s", tool.name, exc)
             outcome.refuse("state store unavailable")
             result = error_result(f"{exc} This call needs it, so it was refused. Nothing was sent.")
         except Exception as exc:
-            # Details stay in the log: an exception text could hold a secret or a response.
-            logger.exception("tool %s failed", tool.name)
-            outcome.decision, outcome.reason = "refused", f"internal error {type(exc).__name__}"
-            result = error_result(
-                f"Internal error in the MCP server ({type(exc).__name__}); the request may or "
-                "may not have reached the upstream API."
-            )
+            result = self._internal_error(tool, exc, outcome)
+        result = self._outgoing(result, tool)
         seconds = time.monotonic() - started
         if isinstance(result, types.InputRequiredResult):
             self.metrics.record(tool.name, "input_required", seconds)
@@ -572,6 +606,124 @@ class _Runtime:
         kind = classify(outcome.decision, outcome.reason, outcome.status)
         self.metrics.record(tool.name, kind, seconds, reason=outcome.reason, status=outcome.status)
         return result
+
+    async def read_resource(
+        self, resource: ResourceSpec, uri: str, variables: Mapping[str, str]
+    ) -> types.ReadResourceResult:
+        """The resources/read door: a template's GET goes through `_gate` as the tool it
+        mirrors (same name: the OpenAPI `resources:` selection) or as its own reader, so a
+        caller denied the tool cannot read the same data as a resource.
+
+        Raises:
+            MCPError: refused (audited), or the upstream failed.
+        """
+        started = time.monotonic()
+        caller = _caller()
+        if resource.reader is None:  # a hooks.py reader: no request, nothing to gate
+            text = await self.hooks.read_resource(resource.name, uri, dict(variables))
+            return self._resource_result(uri, resource.mime_type, text)
+        tool = self._resource_tools.get(resource.name)
+        if tool is None:
+            self._audit_record(
+                caller, resource.name, dict(variables), _Outcome("refused", "unknown tool")
+            )
+            raise audited(MCPError(code=RESOURCE_NOT_FOUND, message="Resource not found"))
+        arguments = coerce_variables(variables, tool.input_schema)
+        outcome = _Outcome()
+        response: UpstreamResponse | types.CallToolResult | types.InputRequiredResult
+        try:
+            cleared = await self._gate(
+                None, None, tool, arguments, caller, outcome, reader=resource.reader
+            )
+            if isinstance(cleared, _Cleared):
+                response = await self._send_cleared(tool, cleared, outcome)
+            else:
+                response = cleared
+        except Exception as exc:
+            response = self._internal_error(tool, exc, outcome)
+        if outcome.decision != "allowed" or not is_read_only(tool):
+            self._audit_record(caller, tool.name, arguments, outcome, started)
+        if isinstance(response, types.InputRequiredResult):  # not reachable: reads cannot ask
+            raise audited(MCPError(code=types.INVALID_REQUEST, message="Confirmation needed"))
+        if isinstance(response, types.CallToolResult):
+            text = " ".join(c.text for c in response.content if isinstance(c, types.TextContent))
+            code = types.INTERNAL_ERROR if outcome.decision == "allowed" else types.INVALID_PARAMS
+            raise audited(MCPError(code=code, message=self._clean_text(text)))
+        if not 200 <= response.status < 300:
+            raise audited(
+                MCPError(
+                    code=types.INTERNAL_ERROR,
+                    message=f"Reading {self._clean_text(uri)} failed: the upstream API answered "
+                    f"HTTP {response.status} {self._clean_text(response.reason)}.",
+                )
+            )
+        text = response.body[:_MAX_RESOURCE_BYTES].decode("utf-8", errors="replace")
+        mime = response.content_type.split(";", 1)[0].strip() or resource.mime_type
+        return self._resource_result(uri, mime, text)
+
+    def _resource_result(self, uri: str, mime: str, text: str) -> types.ReadResourceResult:
+        return types.ReadResourceResult(
+            contents=[
+                types.TextResourceContents(
+                    # The URI asked for, with any invisible character percent-encoded.
+                    uri=INVISIBLE.sub(lambda m: quote(m.group(), safe=""), uri),
+                    mime_type=self._clean_text(mime),
+                    text=self._clean_text(text),
+                )
+            ]
+        )
+
+    def _may_call(self, name: str) -> bool:
+        """Whether the caller's token may call `name` (with `<P>_LIST_TOOLS=permitted`):
+        what dynamic mode's search and describe may disclose."""
+        token = get_access_token()
+        if not self._list_permitted or token is None:
+            return True
+        return not refused_scopes(self._scopes.get(name, ()), token.scopes, self._admin_scopes)
+
+    def _internal_error(
+        self, tool: Tool, exc: Exception, outcome: _Outcome
+    ) -> types.CallToolResult:
+        # Details stay in the (redacted) log: an exception text could hold a secret.
+        logger.exception("tool %s failed", tool.name)
+        outcome.decision, outcome.reason = "refused", f"internal error {type(exc).__name__}"
+        sent = "may or may not have reached" if outcome.sending else "did not reach"
+        return error_result(
+            f"Internal error in the MCP server ({type(exc).__name__}); the request {sent} "
+            "the upstream API."
+        )
+
+    def _clean_text(self, text: str) -> str:
+        return strip_invisible(redact(text, self._credentials.secrets()))
+
+    def _outgoing(
+        self, result: types.CallToolResult | types.InputRequiredResult, tool: Tool | None
+    ) -> types.CallToolResult | types.InputRequiredResult:
+        """Everything a tool call returns passes here (S19, S20): configured secrets, in their
+        encodings, redacted, and invisible characters removed, in the text and in the
+        structured content."""
+        if not isinstance(result, types.CallToolResult):
+            return result  # the question: built redacted and escaped by `confirm.describe`
+        secrets = self._credentials.secrets()
+        content = [
+            c.model_copy(update={"text": strip_invisible(redact(c.text, secrets))})
+            if isinstance(c, types.TextContent)
+            else c
+            for c in result.content
+        ]
+        structured = result.structured_content
+        if structured is not None:
+            cleaned = strip_data(redact_data(structured, secrets))
+            output = None if tool is None else self._outputs.get(tool.name)
+            if cleaned != structured and output is not None and output.first_error(cleaned):
+                # The redaction broke the promised shape: the text (redacted) only.
+                return error_result(
+                    "The upstream API call SUCCEEDED, but its response held a secret of this "
+                    "server and was redacted:\n"
+                    + "\n".join(c.text for c in content if isinstance(c, types.TextContent))
+                )
+            structured = cleaned
+        return result.model_copy(update={"content": content, "structured_content": structured})
 
     def _audit_record(
         self,
@@ -594,7 +746,11 @@ class _Runtime:
             include_arguments=argument_bytes(arguments) <= self._limits.max_argument_bytes,
         )
 
-    async def _checked_call(
+    def audit_refusal(self, caller: str, tool: str, reason: str, arguments: object = None) -> None:
+        """One record for a refusal outside the tool path (HTTP layer, SDK boundary)."""
+        self._audit_record(caller, tool, arguments, _Outcome("refused", reason))
+
+    async def _tool_call(
         self,
         ctx: ServerRequestContext[dict[str, Any]],
         params: types.CallToolRequestParams,
@@ -603,6 +759,44 @@ class _Runtime:
         caller: str,
         outcome: _Outcome,
     ) -> types.CallToolResult | types.InputRequiredResult:
+        cleared = await self._gate(ctx, params, tool, arguments, caller, outcome)
+        if not isinstance(cleared, _Cleared):
+            return cleared
+        if cleared.request is None:
+            result = await self.hooks.call_handler(
+                tool, cleared.arguments, self._outputs[tool.name]
+            )
+            return await self.hooks.after(tool.name, cleared.arguments, result)
+        response = await self._send_cleared(tool, cleared, outcome)
+        if isinstance(response, types.CallToolResult):
+            return response
+        result = upstream_result(
+            tool,
+            response,
+            self._outputs[tool.name],
+            self._credentials.secrets(),
+            concise=cleared.projection,
+        )
+        return await self.hooks.after(tool.name, cleared.arguments, result)
+
+    async def _gate(
+        self,
+        ctx: ServerRequestContext[dict[str, Any]] | None,
+        params: types.CallToolRequestParams | None,
+        tool: Tool,
+        arguments: object,
+        caller: str,
+        outcome: _Outcome,
+        *,
+        reader: Tool | None = None,
+    ) -> types.CallToolResult | types.InputRequiredResult | _Cleared:
+        """The one gate of every door that can send an upstream request (S18): scopes, size,
+        schema validation, value allowlists, before_call hooks, rate limit, confirmation and
+        credentials, in this order. A refusal is an error result (or the question); nothing
+        has left the process then. `ctx` and `params` are None for a door that cannot ask
+        the user (resources/read): a tool that needs confirmation is refused there.
+        `reader`: the tool whose request is built, when it is not `tool` (a resource's GET).
+        """
         refusal = self._check_scopes(tool)
         if refusal is not None:
             outcome.refuse("insufficient scope")
@@ -615,34 +809,6 @@ class _Runtime:
                 f"The arguments are too large ({size} bytes as JSON; this server accepts at "
                 f"most {self._limits.max_argument_bytes}). Nothing was sent."
             )
-        return await self._call(ctx, params, tool, arguments, caller, outcome)
-
-    def _check_scopes(self, tool: Tool) -> types.CallToolResult | None:
-        """Inbound scopes, checked again here (HTTP answers 403 first, in `auth.ScopeGate`).
-
-        Over stdio and in memory there is no verified caller, and nothing to check.
-        """
-        token = get_access_token()
-        if token is None:
-            return None
-        needed = refused_scopes(self._scopes[tool.name], token.scopes, self._admin_scopes)
-        if not needed:
-            return None
-        logger.info("tool %s: insufficient scope, nothing sent", tool.name)
-        return error_result(
-            f"Forbidden: the access token lacks the scope this tool requires "
-            f"({' '.join(needed)}). Nothing was sent."
-        )
-
-    async def _call(
-        self,
-        ctx: ServerRequestContext[dict[str, Any]],
-        params: types.CallToolRequestParams,
-        tool: Tool,
-        arguments: object,
-        caller: str,
-        outcome: _Outcome,
-    ) -> types.CallToolResult | types.InputRequiredResult:
         # `response_format` (concise results) is the server's, never sent upstream.
         projection = self._catalog.modes.projections.get(tool.name)
         arguments, concise, problems = take_format(arguments, projection)
@@ -660,56 +826,82 @@ class _Runtime:
             outcome.refuse("refused by a before_call hook")
             return hooked
         arguments = hooked
-        if tool.request is None:
-            return await self._handler_call(ctx, params, tool, arguments, caller, outcome)
-        try:
-            base_url = self._base_url(tool)
-            own = await caller_credentials(self.upstream_credentials, tool, get_access_token())
-            plan = self._credentials.select(tool, own)
-            request = build_request(tool, arguments, base_url)
-        except ArgumentError as exc:
-            outcome.refuse("invalid arguments")
-            return error_result(
-                f"Invalid argument {exc.argument}: {exc.message}. Nothing was sent."
-            )
-        except (UpstreamError, CredentialError) as exc:
-            outcome.refuse("not configured")
-            return error_result(redact(str(exc), self._credentials.secrets()))
+        cleared = _Cleared(arguments, projection if concise else None)
+        sender = reader or tool
+        if sender.request is not None:
+            try:
+                cleared.base_url = self._base_url(sender)
+                own = await caller_credentials(
+                    self.upstream_credentials, sender, get_access_token()
+                )
+                cleared.plan = self._credentials.select(sender, own)
+                cleared.request = build_request(sender, arguments, cleared.base_url)
+            except ArgumentError as exc:
+                outcome.refuse("invalid arguments")
+                return error_result(
+                    f"Invalid argument {exc.argument}: {exc.message}. Nothing was sent."
+                )
+            except (UpstreamError, CredentialError) as exc:
+                outcome.refuse("not configured")
+                return error_result(redact(str(exc), self._credentials.secrets()))
         limited = not is_read_only(tool)
         if limited and await self._rate.wait_time(caller) > 0:  # checked before asking the user
             outcome.refuse("rate limit")
             return await self._rate_refusal(caller)
         if tool.needs_confirmation:
-            message = describe(
-                tool,
-                request,
-                arguments,
-                catalog=self._catalog,
-                plan=plan,
-                secrets=self._credentials.secrets(),
-            )
-            refusal = await self._confirmer.confirm(
+            if ctx is None or params is None:
+                outcome.refuse("no confirmation")
+                return error_result(
+                    f"{tool.name} needs the user's confirmation, which this request cannot "
+                    "ask for: call the tool instead. Nothing was sent."
+                )
+            if cleared.request is None:
+                message = describe_handler_call(tool, arguments)
+            else:
+                message = describe(
+                    tool,
+                    cleared.request,
+                    arguments,
+                    catalog=self._catalog,
+                    plan=cleared.plan,
+                    secrets=self._credentials.secrets(),
+                )
+            # What the user judges: every secret form redacted, every invisible shown (S20).
+            message = escape_invisible(redact(message, self._credentials.secrets()))
+            answer = await self._confirmer.confirm(
                 ctx, params, tool, arguments, message, caller=caller, token=outcome.token
             )
-            if refusal is None:
-                outcome.decision = "confirmed"
-            elif isinstance(refusal, types.CallToolResult):
+            if isinstance(answer, types.CallToolResult):
                 logger.info("tool %s: not confirmed, nothing sent", tool.name)
-                outcome.decision, outcome.reason = _confirmation_outcome(refusal)
-                return refusal
-            else:
-                return refusal
+                outcome.decision, outcome.reason = _confirmation_outcome(answer)
+                return answer
+            if answer is not None:
+                return answer  # the question (2026-07-28)
+            outcome.decision = "confirmed"
         if limited and await self._rate.take(caller) > 0:
             outcome.refuse("rate limit")
             return await self._rate_refusal(caller)
-        try:
-            request = await self._credentials.apply(plan, request, base_url, self._send)
-        except (UpstreamError, CredentialError) as exc:
-            outcome.reason = "credentials failed"
-            return error_result(redact(str(exc), self._credentials.secrets()))
+        if cleared.request is not None:
+            assert cleared.plan is not None
+            try:
+                cleared.request = await self._credentials.apply(
+                    cleared.plan, cleared.request, cleared.base_url, self._send
+                )
+            except (UpstreamError, CredentialError) as exc:
+                outcome.reason = "credentials failed"
+                return error_result(redact(str(exc), self._credentials.secrets()))
+        return cleared
+
+    async def _send_cleared(
+        self, tool: Tool, cleared: _Cleared, outcome: _Outcome
+    ) -> UpstreamResponse | types.CallToolResult:
+        """Send a request the gate cleared; a failure is an error result."""
+        request = cleared.request
+        assert request is not None and cleared.plan is not None
         secrets = self._credentials.secrets()
         logger.debug("tool %s: %s %s", tool.name, request.method, redact(request.url, secrets))
-        origin, _ = split_base_url(base_url)
+        origin, _ = split_base_url(cleared.base_url)
+        outcome.sending = True
         try:
             response = await self._upstream.send(request, origin=origin)
         except UpstreamError as exc:
@@ -719,59 +911,25 @@ class _Runtime:
         outcome.status = response.status
         logger.debug("tool %s: HTTP %s", tool.name, response.status)
         if response.status == 401:
-            self._credentials.forget_tokens(plan)
-        result = upstream_result(
-            tool,
-            response,
-            self._outputs[tool.name],
-            secrets,
-            concise=projection if concise else None,
+            self._credentials.forget_tokens(cleared.plan)
+        return response
+
+    def _check_scopes(self, tool: Tool) -> types.CallToolResult | None:
+        """Inbound scopes, checked again here (HTTP answers 403 first, in `auth.ScopeGate`).
+
+        Over stdio and in memory there is no verified caller, and nothing to check.
+        """
+        token = get_access_token()
+        if token is None:
+            return None
+        needed = refused_scopes(self._scopes[tool.name], token.scopes, self._admin_scopes)
+        if not needed:
+            return None
+        logger.info("tool %s: insufficient scope, nothing sent", tool.name)
+        return error_result(
+            f"Forbidden: the access token lacks the scope this tool requires "
+            f"({' '.join(needed)}). Nothing was sent."
         )
-        return await self.hooks.after(tool.name, arguments, result)
-
-    async def _handler_call(
-        self,
-        ctx: ServerRequestContext[dict[str, Any]],
-        params: types.CallToolRequestParams,
-        tool: Tool,
-        arguments: Mapping[str, Any],
-        caller: str,
-        outcome: _Outcome,
-    ) -> types.CallToolResult | types.InputRequiredResult:
-        """A handler tool (hooks.py): the same rate limit and confirmation, no request."""
-        limited = not is_read_only(tool)
-        if limited and await self._rate.wait_time(caller) > 0:
-            outcome.refuse("rate limit")
-            return await self._rate_refusal(caller)
-        if tool.needs_confirmation:
-            message = describe_handler_call(tool, arguments)
-            refusal = await self._confirmer.confirm(
-                ctx, params, tool, arguments, message, caller=caller, token=outcome.token
-            )
-            if isinstance(refusal, types.CallToolResult):
-                outcome.decision, outcome.reason = _confirmation_outcome(refusal)
-                return refusal
-            if refusal is not None:
-                return refusal
-            outcome.decision = "confirmed"
-        if limited and await self._rate.take(caller) > 0:
-            outcome.refuse("rate limit")
-            return await self._rate_refusal(caller)
-        result = await self.hooks.call_handler(tool, arguments, self._outputs[tool.name])
-        return await self.hooks.after(tool.name, arguments, result)
-
-    async def fetch_resource(
-        self, reader: Tool, variables: Mapping[str, str]
-    ) -> UpstreamResponse | str:
-        """A resource's GET (runtime/content.py): the response, or a redacted error text."""
-        try:
-            base_url = self._base_url(reader)
-            plan = self._credentials.select(reader)
-            request = build_request(reader, variables, base_url)
-            request = await self._credentials.apply(plan, request, base_url, self._send)
-            return await self._upstream.send(request, origin=split_base_url(base_url)[0])
-        except (ArgumentError, UpstreamError, CredentialError) as exc:
-            return redact(str(exc), self._credentials.secrets())
 
     def _base_url(self, tool: Tool) -> str:
         """The tool's source's upstream: the first source's, or a named one (upstreams.py)."""
@@ -801,9 +959,28 @@ class _Outcome:
     reason: str = ""
     status: int | None = None
     token: str | None = None  # `_confirmation_token`, with the token fallback only
+    sending: bool = False  # the request was handed to the upstream client
 
     def refuse(self, reason: str) -> None:
         self.decision, self.reason = "refused", reason
+
+
+@dataclass
+class _Cleared:
+    """What the gate let through: the arguments to use and, for an HTTP tool, the request
+    with its credentials, its plan and base URL."""
+
+    arguments: Mapping[str, Any]
+    projection: Any = None  # `response_format: concise`: the projection to apply
+    request: PreparedRequest | None = None
+    plan: Any = None
+    base_url: str = ""
+
+
+def audited(error: MCPError) -> MCPError:
+    """`error`, marked as already recorded (the refusal audit does not record it again)."""
+    error.mcpmint_audited = True  # type: ignore[attr-defined]
+    return error
 
 
 def _caller() -> str:
@@ -832,6 +1009,16 @@ def _confirmation_outcome(refusal: types.CallToolResult) -> tuple[str, str]:
 
 
 def _mcp_tool(tool: Tool) -> types.Tool:
+    """The tool as tools/list shows it: every string (schemas included) without invisible
+    characters (S20)."""
+    return _visible_tool(_listed_tool(tool))
+
+
+def _visible_tool(tool: types.Tool) -> types.Tool:
+    return types.Tool.model_validate(strip_data(tool.model_dump(by_alias=True, exclude_none=True)))
+
+
+def _listed_tool(tool: Tool) -> types.Tool:
     return types.Tool(
         name=tool.name,
         title=tool.title or None,
