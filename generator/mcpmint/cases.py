@@ -387,7 +387,18 @@ def _arguments(tool: ir.Tool) -> dict[str, Any] | None:
     if tool.examples:
         return dict(tool.examples[0])
     ok, value = sample_instance(tool.input_schema, tool.input_schema.get("$defs"))
-    return value if ok and isinstance(value, dict) else None
+    if not ok or not isinstance(value, dict):
+        return None
+    if tool.nulls_absent:  # strict-mode schemas: an optional argument is null, "not given"
+        properties = tool.input_schema.get("properties", {})
+        value = {k: None if _null_allowed(properties.get(k)) else v for k, v in value.items()}
+    return value
+
+
+def _null_allowed(schema: Any) -> bool:
+    """Whether a strict-mode property takes null (`anyOf: [..., {type: null}]`)."""
+    branches = schema.get("anyOf", []) if isinstance(schema, dict) else []
+    return any(isinstance(b, dict) and b.get("type") == "null" for b in branches)
 
 
 def _text_response(tool: ir.Tool) -> bool:
