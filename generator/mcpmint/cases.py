@@ -13,6 +13,7 @@ import base64
 import contextlib
 import json
 import os
+from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -26,7 +27,14 @@ from .frontends.manifest import is_manifest
 from .frontends.swagger2 import convert
 from .load import RawDocument
 from .lock import digest
-from .render import catalog, converted_file, dump_json, spec_folder, tool_definition
+from .render import (
+    TEST_REQUIREMENTS,
+    catalog,
+    converted_file,
+    dump_json,
+    spec_folder,
+    tool_definition,
+)
 from .runtime.catalog import CatalogError, Tool, load_catalog
 from .runtime.request import ArgumentError, build_request
 from .sample import sample_instance
@@ -428,3 +436,25 @@ def _rejections(tool: ir.Tool, arguments: dict[str, Any]) -> list[dict[str, Any]
             found.append({"arguments": {**arguments, name: _WRONG_VALUE[kind]}, "names": name})
             break
     return found
+
+
+def warn_without_oracle(output: Path, generated: Mapping[str, str], sink: DiagnosticSink) -> None:
+    """A package whose tests judge requests by the spec (`tests/spec_oracle.py`) but whose
+    `pyproject.toml`, the user's and written once, names no openapi-core in its test extra:
+    written by an older mcpmint. Its tests would fail to import the oracle."""
+    pyproject = output / "pyproject.toml"
+    if "tests/spec_oracle.py" not in generated or not pyproject.is_file():
+        return
+    try:
+        text = pyproject.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return
+    requirement = next(r for r in TEST_REQUIREMENTS if r.startswith("openapi-core"))
+    if "openapi-core" not in text and "openapi_core" not in text:
+        sink.warning(
+            pyproject.as_posix(),
+            "the generated tests now judge each request by the spec with openapi-core, which "
+            "this project's test dependencies do not name",
+            f'add "{requirement}" to [project.optional-dependencies] test '
+            "(docs/generated-package.md)",
+        )

@@ -16,7 +16,7 @@ from typing import Any
 from . import ir
 from .background import second_process, warm_up
 from .cache import CACHE_DIR, Memo, StageCache, cache_key
-from .cases import build_cases, spec_source
+from .cases import build_cases, spec_source, warn_without_oracle
 from .config import CONFIG_NAMES, Config, Source, find_config, scaffold_text
 from .diagnostics import Aborted, DiagnosticSink
 from .format import Formatter, format_tree
@@ -611,6 +611,7 @@ def write_outputs(
     _stop_on_errors(sink)
     if config is None:
         _warn_unused_config(output, tree, sink)
+    warn_without_oracle(output, tree.generated, sink)
     assert tree.lock is not None  # render_server keeps the document the lock was written from
     if tree.lock_before is not None:  # a patched run's: the other tools are the same text
         changes = diff_locks(tree.lock_before, tree.lock)
