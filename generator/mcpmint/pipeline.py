@@ -26,7 +26,7 @@ from mcpmint.config import CONFIG_NAMES, Config, Source, find_config, scaffold_t
 from mcpmint.diagnostics import Aborted, DiagnosticSink
 from mcpmint.load.document import RawDocument, load_document
 from mcpmint.load.validate import start_validation
-from mcpmint.render.cases import build_cases, spec_source
+from mcpmint.render.cases import build_cases, spec_source, warn_without_oracle
 from mcpmint.render.format import Formatter, format_tree
 from mcpmint.render.models import models_source
 from mcpmint.render.templates import FileTree, RenderInputs, models_file, models_path, render
@@ -376,6 +376,7 @@ def write_outputs(
     config_file = relative(config.path, output) if config is not None else None
     if config is None:
         _warn_unused_config(output, tree, sink)
+    warn_without_oracle(output, tree.generated, sink)
     assert tree.lock is not None  # render_server keeps the document the lock was written from
     changes = lock_changes(output, sink, tree.generated[LOCK_FILE], tree.lock)
     inputs = inputs_fingerprint(

@@ -13,6 +13,7 @@ import base64
 import contextlib
 import json
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlsplit
@@ -27,6 +28,7 @@ from mcpmint.build.toolmodes import tools_listed
 from mcpmint.diagnostics import DiagnosticSink
 from mcpmint.load.document import RawDocument
 from mcpmint.render.templates import (
+    TEST_REQUIREMENTS,
     catalog,
     converted_file,
     dump_json,
@@ -386,7 +388,18 @@ def _arguments(tool: ir.Tool) -> dict[str, Any] | None:
     if tool.examples:
         return dict(tool.examples[0])
     ok, value = sample_instance(tool.input_schema, tool.input_schema.get("$defs"))
-    return value if ok and isinstance(value, dict) else None
+    if not ok or not isinstance(value, dict):
+        return None
+    if tool.nulls_absent:  # strict-mode schemas: an optional argument is null, "not given"
+        properties = tool.input_schema.get("properties", {})
+        value = {k: None if _null_allowed(properties.get(k)) else v for k, v in value.items()}
+    return value
+
+
+def _null_allowed(schema: Any) -> bool:
+    """Whether a strict-mode property takes null (`anyOf: [..., {type: null}]`)."""
+    branches = schema.get("anyOf", []) if isinstance(schema, dict) else []
+    return any(isinstance(b, dict) and b.get("type") == "null" for b in branches)
 
 
 def _text_response(tool: ir.Tool) -> bool:
@@ -416,3 +429,25 @@ def _rejections(tool: ir.Tool, arguments: dict[str, Any]) -> list[dict[str, Any]
             found.append({"arguments": {**arguments, name: _WRONG_VALUE[kind]}, "names": name})
             break
     return found
+
+
+def warn_without_oracle(output: Path, generated: Mapping[str, str], sink: DiagnosticSink) -> None:
+    """A package whose tests judge requests by the spec (`tests/spec_oracle.py`) but whose
+    `pyproject.toml`, the user's and written once, names no openapi-core in its test extra:
+    written by an older mcpmint. Its tests would fail to import the oracle."""
+    pyproject = output / "pyproject.toml"
+    if "tests/spec_oracle.py" not in generated or not pyproject.is_file():
+        return
+    try:
+        text = pyproject.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return
+    requirement = next(r for r in TEST_REQUIREMENTS if r.startswith("openapi-core"))
+    if "openapi-core" not in text and "openapi_core" not in text:
+        sink.warning(
+            pyproject.as_posix(),
+            "the generated tests now judge each request by the spec with openapi-core, which "
+            "this project's test dependencies do not name",
+            f'add "{requirement}" to [project.optional-dependencies] test '
+            "(docs/generated-package.md)",
+        )
