@@ -3,6 +3,10 @@
 Exit codes: 0 success; 1 output stale (`--check`), a hand-edited file refused, breaking
 tool-surface changes refused (`generate` without `--accept-breaking`) or breaking/review
 changes found (`diff`); 2 bad input; 3 an internal error (a bug: please report it).
+
+One module, over 600 lines: each command is a short typer function, and what they share (the
+input, the guard that turns bad input into exit 2, the printing of diagnostics and changes)
+is here once; the work itself is the pipeline's.
 """
 
 from __future__ import annotations

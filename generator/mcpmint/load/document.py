@@ -16,6 +16,9 @@ folder (G6) is never read, whether or not the file exists (no answer tells which
 warning and placeholder, with its own hint. A `$ref` to a file that is not YAML or JSON by
 its name (a Markdown description, a code sample, an XML example) is replaced by the file's
 text.
+
+One module, over 600 lines: reading a file, its limits and resolving every `$ref` across
+files are one walk with one set of rules about what may be read.
 """
 
 from __future__ import annotations

@@ -2,6 +2,9 @@
 
 Spec-derived text reaches Python files only through the `py` filter (`repr()`), in expression
 position; everything else spec-derived goes to `tools.json` and the other JSON data files.
+
+One module, over 600 lines: the context every template prints, and the text of the two
+large data files (tools.json, the lock's inputs), decided in one place.
 """
 
 from __future__ import annotations

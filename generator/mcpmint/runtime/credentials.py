@@ -18,8 +18,9 @@ from urllib.parse import quote, urlencode, urljoin
 import anyio
 
 from .catalog import Catalog, SecurityRequirement, SecurityScheme, Tool
-from .request import PreparedRequest, split_base_url
+from .request import PreparedRequest
 from .upstream import UpstreamError, UpstreamResponse
+from .upstreams import split_base_url
 
 __all__ = ["CredentialError", "Credentials", "Plan", "UpstreamCredential"]
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .catalog import Tool
+    from .spec import Tool
 
 __all__ = [
     "ContentError",

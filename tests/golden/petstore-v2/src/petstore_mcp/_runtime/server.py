@@ -3,6 +3,10 @@
 A call goes: validate arguments, resolve the base URL, choose credentials, build the request,
 ask the user to confirm (tools whose confirmation is required), add credentials, send, map the
 response. Every step before sending can fail, and when one does nothing has left the process.
+
+One module, over 600 lines: every way in (a tool call, dynamic mode's call tool, a resource
+read) passes the one gate here (`_Runtime._gate`), and keeping the gate, the doors and the
+transports together keeps the security review of a generated server to one file.
 """
 
 from __future__ import annotations
@@ -69,7 +73,7 @@ from .metrics import Metrics, classify, load_metrics
 from .modes import ModesError, ToolRouter
 from .projection import take_format
 from .redaction import redact, redact_data
-from .request import ArgumentError, PreparedRequest, build_request, split_base_url
+from .request import ArgumentError, PreparedRequest, build_request
 from .results import OutputValidator, error_result, upstream_result
 from .store import MEMORY, StateStore, StoreError, StoreSettingsError, load_store
 from .upstream import (
@@ -79,7 +83,7 @@ from .upstream import (
     UpstreamTimeout,
     resolve_base_url,
 )
-from .upstreams import BaseUrlError, named_base_url
+from .upstreams import BaseUrlError, named_base_url, split_base_url
 from .visible import INVISIBLE, escape_invisible, strip_data, strip_invisible
 
 __all__ = [

@@ -14,8 +14,10 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
 __all__ = [
+    "DEFAULT_PORTS",
     "BaseUrlError",
     "NamedUpstream",
     "UpstreamsError",
@@ -23,12 +25,33 @@ __all__ = [
     "load_upstreams",
     "named_base_url",
     "server_variable_env",
+    "split_base_url",
 ]
 
 _ENV = re.compile(r"^[A-Z][A-Z0-9_]*$")
 # What a free-form server variable may hold: nothing that changes the URL's structure.
 _FREE_VALUE = re.compile(r"^[A-Za-z0-9._~:/-]+$")
 _PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
+
+DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def split_base_url(base_url: str) -> tuple[str, str]:
+    """`("https://host:port", "/base/path")` of a base URL, with no trailing slash on the path.
+
+    Raises:
+        ValueError: not an absolute http(s) URL, or it carries credentials, a query or a fragment.
+    """
+    parts = urlsplit(base_url)
+    try:
+        parts.port  # noqa: B018 - parsing the port is the check
+    except ValueError:
+        raise ValueError("the base URL has an invalid port") from None
+    if parts.scheme not in DEFAULT_PORTS or not parts.hostname:
+        raise ValueError("the base URL must be an absolute http:// or https:// URL")
+    if "@" in parts.netloc or "?" in base_url or "#" in base_url:
+        raise ValueError("the base URL must not hold credentials, a query or a fragment")
+    return f"{parts.scheme}://{parts.netloc}", parts.path.rstrip("/")
 
 
 @dataclass(frozen=True)
@@ -96,7 +119,6 @@ def load_upstreams(raw: Any, tool_upstreams: Mapping[int, str]) -> Mapping[str, 
 def named_base_url(upstream: NamedUpstream, environ: Mapping[str, str]) -> str:
     """`<PREFIX>_<NS>_BASE_URL` if set, else the source's own base URL; checked like the
     primary one (an absolute http(s) URL without query or credentials)."""
-    from .request import split_base_url  # request imports the catalog, which imports us
 
     configured = environ.get(upstream.env, "")
     url = configured or upstream.base_url

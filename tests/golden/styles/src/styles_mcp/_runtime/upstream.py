@@ -23,8 +23,8 @@ from .addresses import forbidden_address
 from .catalog import Catalog, Upstream
 from .limits import RETRY_METHODS, RETRY_STATUSES, Limits, retry_delay
 from .redaction import RedactingFilter
-from .request import PreparedRequest, split_base_url
-from .upstreams import BaseUrlError, expand_url_template, server_variable_env
+from .request import PreparedRequest
+from .upstreams import BaseUrlError, expand_url_template, server_variable_env, split_base_url
 
 __all__ = [
     "MAX_RESPONSE_BYTES",

@@ -22,7 +22,7 @@ import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .projection import Projection, ProjectionError, load_projection
 from .search import Document, SearchIndex
@@ -31,7 +31,7 @@ from .tokens import TOKEN_ARGUMENT
 if TYPE_CHECKING:
     import mcp_types as types
 
-    from .catalog import Catalog, Tool
+    from .spec import ServerInfo, Tool
 
 __all__ = [
     "MODES",
@@ -235,11 +235,24 @@ def meta_tool_definitions(namespace: str, title: str = "") -> list[dict[str, Any
     ]
 
 
+class CatalogView(Protocol):
+    """What the router reads of the catalogue (`catalog.Catalog`, which imports this module)."""
+
+    @property
+    def modes(self) -> ToolModes: ...
+
+    @property
+    def tools(self) -> tuple[Tool, ...]: ...
+
+    @property
+    def server(self) -> ServerInfo: ...
+
+
 class ToolRouter:
     """What `tools/list` shows, and the answers of dynamic mode's own tools."""
 
     def __init__(
-        self, catalog: Catalog, allowed: Mapping[str, Tool], environ: Mapping[str, str]
+        self, catalog: CatalogView, allowed: Mapping[str, Tool], environ: Mapping[str, str]
     ) -> None:
         """`allowed`: the tools the operator's allowlists leave, by name.
 

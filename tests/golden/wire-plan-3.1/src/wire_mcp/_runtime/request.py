@@ -17,6 +17,7 @@ from typing import Any
 from urllib.parse import quote, unquote, urlsplit
 
 from .catalog import RESERVED_HEADERS, FormEncoding, Parameter, Tool
+from .upstreams import DEFAULT_PORTS, split_base_url
 
 __all__ = [
     "ArgumentError",
@@ -29,7 +30,6 @@ __all__ = [
 
 # RFC 3986 pchar minus "%" (so that a literal "%" in a template cannot forge an escape), plus "/".
 _TEMPLATE_SAFE = "/!$&'()*+,;=:@-._~"
-_DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
 class ArgumentError(ValueError):
@@ -117,31 +117,12 @@ def without_nulls(value: Any) -> Any:
     return value
 
 
-def split_base_url(base_url: str) -> tuple[str, str]:
-    """`("https://host:port", "/base/path")` of a base URL, with no trailing slash on the path.
-
-    Raises:
-        ValueError: not an absolute http(s) URL, or it carries credentials, a query or a fragment.
-    """
-    parts = urlsplit(base_url)
-    try:
-        parts.port  # noqa: B018 - parsing the port is the check
-    except ValueError:
-        raise ValueError("the base URL has an invalid port") from None
-    if parts.scheme not in _DEFAULT_PORTS or not parts.hostname:
-        raise ValueError("the base URL must be an absolute http:// or https:// URL")
-    if "@" in parts.netloc or "?" in base_url or "#" in base_url:
-        raise ValueError("the base URL must not hold credentials, a query or a fragment")
-    return f"{parts.scheme}://{parts.netloc}", parts.path.rstrip("/")
-
-
 def _check_same_origin(url: str, base_url: str, base_path: str) -> None:
     final, base = urlsplit(url), urlsplit(base_url)
     same = (
         final.scheme == base.scheme
         and final.hostname == base.hostname
-        and (final.port or _DEFAULT_PORTS[final.scheme])
-        == (base.port or _DEFAULT_PORTS[base.scheme])
+        and (final.port or DEFAULT_PORTS[final.scheme]) == (base.port or DEFAULT_PORTS[base.scheme])
         and final.path.startswith(base_path + "/")
         and not final.fragment
     )
