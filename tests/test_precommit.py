@@ -184,17 +184,18 @@ def test_the_hooks_quick_check_imports_little_and_trusts_only_a_config_a_run_che
 
 
 def test_the_generate_hook_refreshes_a_stale_record_of_the_inputs_once(tmp_path: Path) -> None:
-    """A spec edit that changes no output (a comment): the whole pipeline runs, finds every
+    """An input edit that changes no output (a comment in the project config; a spec's own
+    bytes are shipped with the generated tests): the whole pipeline runs, finds every
     generated file as it was, and records the new inputs; the commit stops once so that the
-    manifest is committed with the spec, and the next run is quick (a check that writes
+    manifest is committed with the input, and the next run is quick (a check that writes
     nothing would have run the whole pipeline on every commit)."""
     project = tmp_path / "project"
     shutil.copytree(REPO / "specs", tmp_path / "specs", ignore=shutil.ignore_patterns("invalid"))
     project.mkdir()
     generate_project(project, "../specs/petstore.yaml")
     lock = (project / "tools.lock.json").read_text()
-    spec = tmp_path / "specs" / "petstore.yaml"
-    spec.write_text(spec.read_text() + "# a comment changes no tool\n")
+    config = project / "mcpmint.yaml"
+    config.write_text(config.read_text() + "# a comment changes no tool\n")
     hook = [sys.executable, "-m", "mcpmint.hooks_cli", "generate", "mcpmint.yaml"]
     done = run(hook, cwd=project, env=clean_env())
     assert done.returncode == 1, done.stdout + done.stderr
