@@ -53,7 +53,7 @@ SAMPLE = (
     "ory/hydra-v1.10.7.json",  # Swagger 2.0 JSON
     "openfga/apidocs.swagger.json",  # Swagger 2.0
     "alertmanager/openapi.yaml",  # Swagger 2.0 YAML
-    "xero/xero_files.yaml",  # octet-stream bodies
+    "xero/xero-projects.yaml",
     "pagerduty/integration-slack-service.json",
     "influxdata/legacy.yml",
     "box/openapi-v2026.0.json",
