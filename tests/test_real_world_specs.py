@@ -210,6 +210,7 @@ def test_a_file_local_pointer_that_means_the_entry_reads_the_entry(tmp_path: Pat
     [
         ("text/json", "{type: object, properties: {a: {type: string}}}", "text/json", False),
         ("application/vnd.api+json", "{type: object}", "application/vnd.api+json", False),
+        ("datacenter-vnd-config-gtm.v1.1+json", "{type: object}", "application/json", False),
         ("'*/*'", "{type: object, properties: {a: {type: string}}}", "application/json", False),
         ("application/*+json", "{type: object}", "application/json", False),
         ("'*/*'", "{type: string, format: binary}", "application/octet-stream", True),
