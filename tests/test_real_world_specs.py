@@ -210,6 +210,7 @@ def test_a_file_local_pointer_that_means_the_entry_reads_the_entry(tmp_path: Pat
     [
         ("text/json", "{type: object, properties: {a: {type: string}}}", "text/json", False),
         ("application/vnd.api+json", "{type: object}", "application/vnd.api+json", False),
+        ("datacenter-vnd-config-gtm.v1.1+json", "{type: object}", "application/json", False),
         ("'*/*'", "{type: object, properties: {a: {type: string}}}", "application/json", False),
         ("application/*+json", "{type: object}", "application/json", False),
         ("'*/*'", "{type: string, format: binary}", "application/octet-stream", True),
@@ -470,6 +471,24 @@ def test_a_ref_to_a_markdown_file_or_code_sample_is_its_text(tmp_path: Path) -> 
     assert not sink.errors
     [found] = server.tools
     assert "Every *pet*: a: b" in found.description
+
+
+def test_a_ref_to_a_file_without_a_suffix_that_is_not_yaml_is_its_text(tmp_path: Path) -> None:
+    # akamai's examples/add-attachment: an HTTP request written out.
+    spec_file(tmp_path, "POST /x HTTP/1.1\nContent-Type: text/plain\n\nkey: a: b\n", "add-it")
+    server, sink = built(
+        tmp_path,
+        """\
+        /x:
+          post:
+            operationId: addIt
+            description: {$ref: "add-it"}
+            responses: {"200": {description: ok}}
+        """,
+    )
+    assert not sink.errors
+    [found] = server.tools
+    assert "POST /x HTTP/1.1" in found.description
 
 
 def test_more_than_a_hundred_yaml_aliases_are_read(tmp_path: Path) -> None:

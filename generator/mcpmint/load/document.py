@@ -272,6 +272,15 @@ class _Bundler:
                 pass  # a YAML flow mapping is not necessarily JSON
         from mcpmint.load.yamlparse import parse_yaml
 
+        if referrer is not None and not os.path.splitext(real)[1]:
+            # A file named without a suffix (`examples/add-attachment`): data when it parses,
+            # else its text (an HTTP request written out, a sample), as for `.md` files.
+            try:
+                return (*parse_yaml(text, display, self.limits, self.sink), None)
+            except Refused as refused:
+                if "syntax error" not in refused.message:
+                    raise
+                return text, FileSource(display, None), []
         return (*parse_yaml(text, display, self.limits, self.sink), None)
 
     def _display(self, real: str) -> str:
@@ -302,8 +311,9 @@ class _Bundler:
                 node["$ref"] = new
 
     def _text_of(self, file: _File, ref: str) -> str | None:
-        """The text of the file `ref` names whole, when it is read as text (`_is_text_file`):
-        the `$ref` is replaced by it (a description, a code sample's source)."""
+        """The text of the file `ref` names whole, when it is read as text (`_is_text_file`,
+        or no suffix and no YAML): the `$ref` is replaced by it (a description, a code
+        sample's source)."""
         location, _, fragment = ref.partition("#")
         if not location or fragment or _SCHEME.match(location) or location.startswith("//"):
             return None
@@ -311,7 +321,7 @@ class _Bundler:
             real = os.path.realpath(os.path.join(os.path.dirname(file.real), unquote(location)))
         except (OSError, ValueError):
             return None
-        if not _is_text_file(real) or not _inside(real, self.root) or not os.path.isfile(real):
+        if not _inside(real, self.root) or not os.path.isfile(real):
             return None
         key = Path(os.path.relpath(real, self.root)).as_posix()
         target = self._load(real, key, self._display(real), file.display)
@@ -474,7 +484,7 @@ _DATA_SUFFIXES = (".yaml", ".yml", ".json")
 
 def _is_text_file(real: str) -> bool:
     """A file that is not YAML or JSON by its name: `.md`, `.txt`, `.xml`, `.py`, `.sh`...
-    A name without a suffix is read as data, as before."""
+    A name without a suffix is read as data, or as text when it does not parse (`_read`)."""
     suffix = os.path.splitext(real)[1].lower()
     return bool(suffix) and suffix not in _DATA_SUFFIXES
 

@@ -55,6 +55,8 @@ _LOCATION_ORDER = {"path": 0, "query": 1, "header": 2, "cookie": 3}
 _DEFAULT_STYLE = {"path": "simple", "query": "form", "header": "simple", "cookie": "form"}
 # OpenAPI: header parameters with these names "SHALL be ignored" (the spec has other ways).
 _IGNORED_HEADERS = frozenset({"accept", "content-type", "authorization"})
+# A media type's essence the runtime can send (runtime/catalog.py's `_MEDIA_TYPE`).
+_MEDIA_TYPE = re.compile(r"^[a-z0-9][a-z0-9!#$&^_.+-]*/[a-z0-9][a-z0-9!#$&^_.+-]*$")
 _JSON_MEDIA = re.compile(r"^[a-z0-9!#$&^_.+-]+/([^;,]*\+)?json([;,].*)?$", re.IGNORECASE)
 # After JSON, in this order of preference; any other media type whose schema is a binary string
 # (or absent) is sent as raw bytes, carried base64-encoded by one `body` argument.
@@ -880,8 +882,7 @@ class _Builder:
             if wire not in placeholders:
                 self.sink.warning(
                     self.locate(merged[(location, wire)][1]),
-                    f"path parameter {wire!r} does not appear in the path {op.request_path}; "
-                    "ignored",
+                    f"{op.key}: path parameter {wire!r} does not appear in the path; ignored",
                 )
                 del merged[(location, wire)]
         ordered = sorted(merged.items(), key=lambda kv: (_LOCATION_ORDER[kv[0][0]], kv[0][1]))
@@ -1294,7 +1295,8 @@ def _pick_media(content: Mapping[str, Any]) -> tuple[str, str]:
     for media in listed:
         essence = _essence(media)
         if _json_like(essence) and "*" not in essence:
-            return media, _normal_media(media)
+            # Not even `type/subtype` (`datacenter-vnd-com.example+json`): sent as JSON.
+            return media, _normal_media(media) if _MEDIA_TYPE.match(essence) else "application/json"
     for wanted in _SUPPORTED_BODY_MEDIA:
         for media in listed:
             if _essence(media) == wanted:
@@ -1311,7 +1313,7 @@ def _pick_media(content: Mapping[str, Any]) -> tuple[str, str]:
             return media, "text/plain"
         return media, "application/octet-stream"
     for media in listed:
-        if re.match(r"^[a-z0-9][a-z0-9!#$&^_.+-]*/[a-z0-9][a-z0-9!#$&^_.+-]*$", _essence(media)):
+        if _MEDIA_TYPE.match(_essence(media)):
             return media, _normal_media(media)
     return listed[0], "application/octet-stream"
 
