@@ -28,7 +28,7 @@ from mcpmint.load.document import RawDocument, load_document
 from mcpmint.load.validate import start_validation
 from mcpmint.render.cases import build_cases, spec_source, warn_without_oracle
 from mcpmint.render.format import Formatter, format_tree
-from mcpmint.render.models import models_source
+from mcpmint.render.models import start_models
 from mcpmint.render.templates import FileTree, RenderInputs, models_file, models_path, render
 from mcpmint.resources import generator_identity
 from mcpmint.write.cache import CACHE_DIR, Memo, StageCache, cache_key
@@ -339,13 +339,18 @@ def render_server(
 ) -> FileTree:
     """IR -> formatted files in memory (typed models, test cases, templates, the lock).
     Raises `Aborted` on errors."""
-    models = models_source(server, sink, cache, every_result=options.every_result)
-    cases = build_cases(server, sink)
+    # The typed models are made beside the rest, in a forked child on a large server.
+    models = start_models(server, cache, every_result=options.every_result)
+    try:
+        cases = build_cases(server, sink)
+        lock = lock_document(server)
+        inputs = RenderInputs(server=server, models="", cases=cases, spec_file=options.spec_file)
+        tree = render(inputs) if not sink.has_errors else None
+    finally:
+        models_text = models(sink)  # waited for also on errors: no child outlives the run
     _stop_on_errors(sink)
-    lock = lock_document(server)
-    inputs = RenderInputs(server=server, models="", cases=cases, spec_file=options.spec_file)
-    tree = render(inputs)
-    tree.generated[models_path(server)] = models_file(models)
+    assert tree is not None
+    tree.generated[models_path(server)] = models_file(models_text)
     tree = format_tree(tree, sink, options.formatter, cache)
     _stop_on_errors(sink)
     scaffold = dict(tree.scaffold)

@@ -94,6 +94,22 @@ class StageCache:
         self._used[name] = value
         self._fresh.add(name)
 
+    def names(self) -> frozenset[str]:
+        """The entries this run has used or computed so far (their file names)."""
+        return frozenset(self._used)
+
+    def entries_since(self, names: frozenset[str]) -> tuple[dict[str, Any], frozenset[str]]:
+        """The entries used or computed since `names` (file name -> value), and which of them
+        were computed: what a copy of this cache in a forked child hands back (`adopt`)."""
+        new = {name: value for name, value in self._used.items() if name not in names}
+        return new, frozenset(self._fresh & new.keys())
+
+    def adopt(self, entries: tuple[dict[str, Any], frozenset[str]]) -> None:
+        """Take what a copy of this cache used and computed in a forked child."""
+        used, fresh = entries
+        self._used.update(used)
+        self._fresh.update(fresh)
+
     def save(self) -> None:
         """Write this run's entries and drop all but the `KEEP` most recent others of each
         stage this run used. Failures are ignored: a cache that cannot be written only makes
