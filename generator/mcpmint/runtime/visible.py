@@ -58,6 +58,15 @@ def strip_invisible(text: str) -> str:
 
 def strip_data(value: Any) -> Any:
     """A JSON value with every string, keys included, passed through `strip_invisible`."""
+    kind = type(value)  # the plain JSON types first: a whole tools/list goes through here
+    if kind is str:
+        return strip_invisible(value) if INVISIBLE.search(value) else value
+    if kind is dict:
+        return {strip_data(k): strip_data(v) for k, v in value.items()}
+    if kind is list:
+        return [strip_data(v) for v in value]
+    if kind is int or kind is float or kind is bool or value is None:
+        return value
     if isinstance(value, str):
         return strip_invisible(value)
     if isinstance(value, Mapping):
