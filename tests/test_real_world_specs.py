@@ -9,6 +9,7 @@ specs is `benchmarks/sweep.py` and `tests/test_sweep.py` (slow).
 from __future__ import annotations
 
 import base64
+import copy
 import json
 import textwrap
 from dataclasses import replace
@@ -21,7 +22,7 @@ from mcp import Client
 
 from mcpmint import ir
 from mcpmint.diagnostics import DiagnosticSink
-from mcpmint.pipeline import build
+from mcpmint.pipeline import GenerateOptions, build, generate
 from mcpmint.render.templates import catalog
 from mcpmint.runtime.catalog import load_catalog
 from mcpmint.runtime.server import build_server
@@ -528,3 +529,42 @@ def test_an_example_given_as_a_ref_to_components_examples_is_resolved(tmp_path: 
     assert not sink.errors
     [found] = server.tools
     assert found.examples == ({"name": "Rex"},)
+
+
+OK = {"200": {"description": "ok"}}
+
+
+def test_a_name_two_operations_give_stays_with_the_operation_that_had_it(tmp_path: Path) -> None:
+    """Collisions are resolved through the lock: an operation added later with the same name
+    (here one operationId at two paths, the new path sorting first) takes the suffixed name,
+    and the tool the previous run made keeps its name, so nothing is renamed under users."""
+    first = {
+        "openapi": "3.0.3",
+        "info": {"title": "Things", "version": "1"},
+        "servers": [{"url": "https://api.example.com"}],
+        "paths": {"/v2/things": {"get": {"operationId": "listThings", "responses": OK}}},
+    }
+    spec = tmp_path / "spec.json"
+    out = tmp_path / "out"
+    spec.write_text(json.dumps(first), encoding="utf-8")
+    sink = DiagnosticSink()
+    generate(spec, GenerateOptions(output=out), sink)
+    assert not sink.has_errors
+    old = json.loads((out / "tools.lock.json").read_text(encoding="utf-8"))["tools"]
+    assert list(old) == ["things_list_things"]
+    second = copy.deepcopy(first)
+    second["paths"]["/v1/things"] = {"get": {"operationId": "listThings", "responses": OK}}
+    spec.write_text(json.dumps(second), encoding="utf-8")
+    sink = DiagnosticSink()
+    report = generate(spec, GenerateOptions(output=out), sink)
+    assert not report.blocked and not sink.has_errors  # only an addition: nothing renamed
+    new = json.loads((out / "tools.lock.json").read_text(encoding="utf-8"))["tools"]
+    assert new["things_list_things"]["path"] == "/v2/things"
+    (added,) = set(new) - set(old)
+    assert new[added]["path"] == "/v1/things" and added.startswith("things_list_things_")
+    assert any("same tool name" in d.message for d in sink.warnings)
+    # Without the lock (a cold run), the path that sorts first keeps the name.
+    sink = DiagnosticSink()
+    generate(spec, GenerateOptions(output=tmp_path / "cold"), sink)
+    cold = json.loads((tmp_path / "cold" / "tools.lock.json").read_text(encoding="utf-8"))
+    assert cold["tools"]["things_list_things"]["path"] == "/v1/things"

@@ -86,6 +86,7 @@ def generate(source: Path | Config, options: GenerateOptions, sink: DiagnosticSi
         allow_partial=options.allow_partial,
         cache=cache,
         memo=memo,
+        previous_names=_previous_names(folder),
     )
     output = folder or Path(server.distribution)  # a spec's output is named after the server
     cache.folder = output / CACHE_DIR
@@ -148,6 +149,7 @@ def build_cached(
         allow_partial=allow_partial,
         cache=cache,
         memo=memo if memo is not None else _tool_memo(cache),
+        previous_names=_previous_names(config.folder if config else None),
     )[0]
 
 
@@ -175,17 +177,21 @@ def build_with_inputs(
     allow_partial: bool = False,
     cache: StageCache | None = None,
     memo: Memo | None = None,
+    previous_names: Mapping[str, str] | None = None,
 ) -> tuple[ir.Server, tuple[Path, ...]]:
     """Like `build`, and also every file that was read (entry first). With a `config`, its
     sources, options and server identity are used (`spec`, `namespace` and `root` are then
     the first source's). `allow_partial` (or the config's `output.allow_partial`) leaves out
     operations that cannot become tools, with warnings, instead of stopping. `cache`: the
-    stage cache validation reads and fills; `memo`: the tools to reuse (toolmemo.py)."""
+    stage cache validation reads and fills; `memo`: the tools to reuse (toolmemo.py);
+    `previous_names`: the previous run's tool names (`_previous_names`), kept on a collision."""
     options = BuildOptions(namespace=namespace)
     if config is not None:
         options, root = config_options(config), config.source.root
     if allow_partial:
         options = replace(options, allow_partial=True)
+    if previous_names:
+        options = replace(options, previous_names=previous_names)
     source = config.source if config is not None else None
     server, document = _build_source(spec, sink, options, root, source, cache, memo)
     files = document.files
@@ -193,7 +199,11 @@ def build_with_inputs(
     if config is not None and len(config.sources) > 1:  # several sources, one server
         parts = [Part(config.sources[0], server, document)]
         for other in config.sources[1:]:
-            other_options = replace(config_options(config, other), allow_partial=allow_partial)
+            other_options = replace(
+                config_options(config, other),
+                allow_partial=allow_partial,
+                previous_names=previous_names or {},
+            )
             built, other_document = _build_source(
                 other.spec, sink, other_options, other.root, other, cache, memo
             )
@@ -276,6 +286,21 @@ def _build_source(
         server = add_resource_templates(server, source.resources, document, sink)
         _stop_on_errors(sink)
     return server, document
+
+
+def _previous_names(folder: Path | None) -> dict[str, str]:
+    """Each tool name of the output folder's `tools.lock.json`, with its "METHOD /path"
+    (none when there is no readable lock): names stay stable across regenerations."""
+    try:
+        lock = parse_lock((folder / LOCK_FILE).read_text(encoding="utf-8")) if folder else None
+    except (OSError, UnicodeDecodeError, LockError):
+        return {}
+    if lock is None:
+        return {}
+    return {
+        name: f"{summary.get('method', '')} {summary.get('path', '')}"
+        for name, summary in lock["tools"].items()
+    }
 
 
 def _tool_memo(cache: StageCache) -> Memo:

@@ -10,7 +10,7 @@ import hashlib
 import keyword
 import re
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 TOOL_NAME_PATTERN = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
@@ -143,6 +143,9 @@ class NameRequest:
     # Words that tell this source from another of the same name: its path parameters
     # (`("comic", "id")` for `/{comicId}/info.0.json`), used after "by" on a collision.
     qualifiers: tuple[str, ...] = ()
+    # What the previous run's lock records for a tool of this source ("GET /pets"): on a
+    # collision, the source that had the name keeps it.
+    endpoint: str = ""
 
 
 @dataclass(frozen=True)
@@ -155,7 +158,10 @@ class NameCollision:
 
 
 def assign_tool_names(
-    namespace: str, requests: Iterable[NameRequest], max_length: int = DEFAULT_MAX_TOOL_NAME
+    namespace: str,
+    requests: Iterable[NameRequest],
+    max_length: int = DEFAULT_MAX_TOOL_NAME,
+    previous: Mapping[str, str] | None = None,
 ) -> tuple[dict[str, str], list[NameCollision]]:
     """Map each request's key to a unique tool name; never fails.
 
@@ -164,9 +170,12 @@ def assign_tool_names(
     the order of the spec: first by their path parameters (`get_comic` and
     `get_comic_by_comic_id`), then, among those still equal, the one whose key sorts first
     keeps the name and each other gets a short hash of its key (stable across regenerations).
-    Each such group is returned as a collision, for a warning. Names that only collide
+    `previous`: the endpoint each name had in the previous run's lock (tools.lock.json); a
+    source that had the name keeps it, so an operation added later never renames an older
+    one. Each such group is returned as a collision, for a warning. Names that only collide
     because they were shortened to fit all get the short hash of their key.
     """
+    previous = previous or {}
     chosen = sorted(requests, key=lambda r: r.key)
     words = {r.key: list(r.words) for r in chosen}
     groups: dict[str, list[NameRequest]] = {}
@@ -183,10 +192,13 @@ def assign_tool_names(
     by_name: dict[str, list[str]] = {}
     for key, (name, _) in fitted.items():
         by_name.setdefault(name, []).append(key)
+    endpoints = {r.key: r.endpoint for r in chosen}
     for name, keys in sorted(by_name.items()):
         shortened = any(fitted[key][1] for key in keys)
-        for index, key in enumerate(sorted(keys)):
-            if len(keys) == 1 or (index == 0 and not shortened):
+        had = [key for key in keys if endpoints[key] and endpoints[key] == previous.get(name)]
+        keeper = had[0] if len(had) == 1 else sorted(keys)[0]
+        for key in sorted(keys):
+            if len(keys) == 1 or (key == keeper and not shortened):
                 names[key] = name
             else:
                 names[key] = _suffixed(name, key, max_length)

@@ -90,6 +90,9 @@ class BuildOptions:
     # Accepted for compatibility: an operation that cannot become a tool is always left out
     # with a located warning naming it (a spec that can be read gives a server).
     allow_partial: bool = False
+    # Each tool name of the previous run's lock, with its "METHOD /path": a name that two
+    # operations now give stays with the operation that had it (naming.assign_tool_names).
+    previous_names: Mapping[str, str] = field(default_factory=dict)
 
 
 # An operation that cannot become a tool: the hint of the error that leaves it out.
@@ -483,11 +486,13 @@ class _Builder:
                     for wire in re.findall(r"\{([^{}]+)\}", op.request_path)
                     for word in naming.words(wire)
                 ),
+                endpoint=f"{op.method.upper()} {op.request_path}",
             )
             for op in operations
             if op.key not in overrides or overrides[op.key].name is None
         ]
-        names, collisions = naming.assign_tool_names(namespace, requests, limit)
+        previous = self.options.previous_names
+        names, collisions = naming.assign_tool_names(namespace, requests, limit, previous)
         for collision in collisions:
             self.sink.warning(
                 collision.sources[0],
