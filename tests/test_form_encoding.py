@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 import yaml
 
 from mcpmint.diagnostics import DiagnosticSink
@@ -104,6 +105,7 @@ paths:
 """
 
 
+@pytest.mark.slow  # runs a generated package's own tools: seconds
 def test_a_multipart_tools_cases_are_byte_stable_and_its_generated_tests_pass(
     tmp_path: Path,
 ) -> None:

@@ -43,6 +43,7 @@ def black_package(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     yield folder
 
 
+@pytest.mark.slow  # runs a generated package's own tools: seconds
 def test_black_output_is_black_clean(black_package: Path) -> None:
     (black_package / "empty-black.toml").write_text("", encoding="utf-8")
     done = run(
@@ -79,6 +80,7 @@ def test_the_option_changes_the_layout_and_only_the_layout() -> None:
         assert ast.dump(ast.parse(by_ruff[path])) == ast.dump(ast.parse(by_black[path])), path
 
 
+@pytest.mark.slow  # runs a generated package's own tools: seconds
 @pytest.mark.parametrize(
     "command",
     [c for c in BAR_COMMANDS if "format" not in c],
@@ -89,6 +91,7 @@ def test_black_output_still_meets_the_bar(black_package: Path, command: list[str
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
 
 
+@pytest.mark.slow  # runs a generated package's own tools: seconds
 def test_the_black_formatted_package_passes_its_own_tests(black_package: Path) -> None:
     done = package_tests(black_package)
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]

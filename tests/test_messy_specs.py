@@ -231,6 +231,7 @@ paths:
 """
 
 
+@pytest.mark.slow  # runs a generated package's own tools: seconds
 def test_generated_tests_answer_a_bare_json_string_as_json_and_pass(tmp_path: Path) -> None:
     out, _ = generate_spec_text(tmp_path, BARE_STRING_SPEC)
     cases = json.loads((out / "tests" / "generated_cases.json").read_text(encoding="utf-8"))

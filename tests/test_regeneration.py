@@ -303,6 +303,7 @@ def test_check_inside_the_folder_is_quick_right_after_generating_from_the_spec(
     assert code == 0 and "up to date (inputs unchanged)" in stdout
 
 
+@pytest.mark.slow  # runs a generated package's own tools: seconds
 def test_an_edited_config_is_not_the_spec_runs_input(repo: Path) -> None:
     config = repo / "server/mcpmint.yaml"
     config.write_text(config.read_text(encoding="utf-8") + "output:\n  formatter: black\n")

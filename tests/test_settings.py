@@ -207,6 +207,7 @@ def test_a_yaml_boolean_for_a_setting_that_is_not_yes_or_no_is_refused(tmp_path:
     assert "READ_ONLY" not in stderr
 
 
+@pytest.mark.slow  # runs a generated package's own tools: seconds
 def test_the_generated_tests_pass_whatever_the_settings_say(tmp_path: Path) -> None:
     # They test the tools, not one deployment: READ_ONLY would hide most of them, a 64-byte
     # response cap would cut every answer, and the token fallback changes the refusal.

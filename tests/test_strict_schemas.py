@@ -84,6 +84,7 @@ def strict_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
             del sys.modules[module]
 
 
+@pytest.mark.slow  # runs a generated package's own tools: seconds
 def test_the_generated_package_with_strict_schemas_passes_its_own_tests(
     strict_server: Path,
 ) -> None:
