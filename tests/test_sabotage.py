@@ -32,7 +32,7 @@ class Sabotage:
 SABOTAGES = (
     Sabotage(
         "runtime: the base path dropped",
-        "runtime/request.py",
+        "runtime/upstreams.py",
         (
             (
                 'return f"{parts.scheme}://{parts.netloc}", parts.path.rstrip("/")',
@@ -43,7 +43,7 @@ SABOTAGES = (
     ),
     Sabotage(
         "generator: the explode default flipped",
-        "frontends/openapi.py",
+        "build/frontends/openapi.py",
         (('else style == "form",', 'else style != "form",'),),
         frozenset({"styles", "wire-plan-3.1"}),
     ),
@@ -60,7 +60,7 @@ SABOTAGES = (
     ),
     Sabotage(
         "generator: header parameters placed in the query",
-        "frontends/openapi.py",
+        "build/frontends/openapi.py",
         (
             (
                 "location=location,  # type: ignore[arg-type]",
@@ -89,7 +89,7 @@ from pathlib import Path
 
 import mcpmint
 from mcpmint.diagnostics import DiagnosticSink
-from mcpmint.write import write_tree
+from mcpmint.write.files import write_tree
 from tests.test_golden import golden_tree
 
 assert Path(mcpmint.__file__).is_relative_to(sys.argv[1]), mcpmint.__file__
