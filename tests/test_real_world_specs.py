@@ -568,3 +568,40 @@ def test_a_name_two_operations_give_stays_with_the_operation_that_had_it(tmp_pat
     generate(spec, GenerateOptions(output=tmp_path / "cold"), sink)
     cold = json.loads((tmp_path / "cold" / "tools.lock.json").read_text(encoding="utf-8"))
     assert cold["tools"]["things_list_things"]["path"] == "/v1/things"
+
+
+def test_an_example_the_server_would_refuse_is_left_out_at_generation(tmp_path: Path) -> None:
+    """Examples are checked with the server's own validator (formats, ECMA patterns, strict
+    integers): a spec example that is no `uuid` never reaches the model as a valid call."""
+    document = {
+        "openapi": "3.0.3",
+        "info": {"title": "Tasks", "version": "1"},
+        "servers": [{"url": "https://api.example.com"}],
+        "paths": {
+            "/tasks/{taskId}": {
+                "get": {
+                    "operationId": "getTask",
+                    "parameters": [
+                        {
+                            "name": "taskId",
+                            "in": "path",
+                            "required": True,
+                            "schema": {"type": "string", "format": "uuid"},
+                            "example": "00000000-0000-0000-000-000000000000",
+                        }
+                    ],
+                    "responses": OK,
+                }
+            }
+        },
+    }
+    spec = tmp_path / "spec.json"
+    spec.write_text(json.dumps(document), encoding="utf-8")
+    sink = DiagnosticSink()
+    server = build(spec, sink)
+    (tool,) = server.tools
+    examples = tool.input_schema.get("examples", [])
+    assert all(e["taskId"] != "00000000-0000-0000-000-000000000000" for e in examples)
+    for example in examples:  # a value built from the format instead: one the server takes
+        assert len(example["taskId"]) == 36 and example["taskId"].count("-") == 4
+    assert any("does not match its schema" in d.message for d in sink.warnings)

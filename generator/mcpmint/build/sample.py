@@ -17,8 +17,9 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any, Final
 
-from jsonschema import Draft202012Validator, validators  # type: ignore[import-untyped, unused-ignore]
 from referencing.exceptions import Unresolvable
+
+from mcpmint.runtime.arguments import schema_validator
 
 __all__ = ["drop_invalid_examples", "sample_instance", "teaching_instance"]
 
@@ -52,15 +53,10 @@ _FORMATS: Final = {
 _STRING_CANDIDATES: Final = ("string", "a", "A", "0", "abc", "ABC", "123", "a1", "example")
 
 
-def _is_strict_integer(checker: object, instance: object) -> bool:
-    # The runtime refuses `1.0` and `True` for an integer argument; so must a sample.
-    return isinstance(instance, int) and not isinstance(instance, bool)
-
-
-_Validator = validators.extend(  # type: ignore[no-untyped-call, unused-ignore]
-    Draft202012Validator,
-    type_checker=Draft202012Validator.TYPE_CHECKER.redefine("integer", _is_strict_integer),
-)
+def _Validator(schema: Any) -> Any:
+    """The server's own check (runtime/arguments.py): a sample the server would refuse is
+    no sample."""
+    return schema_validator(schema)
 
 
 def sample_instance(

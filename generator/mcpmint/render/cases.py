@@ -18,8 +18,6 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlsplit
 
-from jsonschema import Draft202012Validator
-
 from mcpmint import ir
 from mcpmint.build.frontends.manifest import is_manifest
 from mcpmint.build.frontends.swagger2 import convert
@@ -35,6 +33,7 @@ from mcpmint.render.templates import (
     spec_folder,
     tool_definition,
 )
+from mcpmint.runtime.arguments import schema_validator
 from mcpmint.runtime.catalog import CatalogError, Tool, load_catalog
 from mcpmint.runtime.request import ArgumentError, build_request
 from mcpmint.runtime.visible import strip_data
@@ -257,7 +256,7 @@ def _wide(tool: ir.Tool, arguments: dict[str, Any]) -> dict[str, Any] | None:
         if ok and sampled != "" and sampled != default:
             wide[name] = sampled
     wide = json.loads(json.dumps(wide, sort_keys=True))
-    if wide == arguments or not Draft202012Validator(schema).is_valid(wide):
+    if wide == arguments or not schema_validator(schema).is_valid(wide):
         return None
     return dict(wide)
 

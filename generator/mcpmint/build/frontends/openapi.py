@@ -18,8 +18,6 @@ from fnmatch import fnmatchcase
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
-from jsonschema import Draft202012Validator
-
 from mcpmint import ir, refs
 from mcpmint.build import naming, servers_check
 from mcpmint.build.compact import OUTPUT_SCHEMA_MAX_BYTES, compact
@@ -41,6 +39,7 @@ from mcpmint.config import Override, Selection
 from mcpmint.diagnostics import DiagnosticSink, Level
 from mcpmint.load.document import RawDocument
 from mcpmint.load.specversion import SpecVersion
+from mcpmint.runtime.arguments import schema_validator
 from mcpmint.runtime.catalog import RESERVED_HEADERS, STYLES
 from mcpmint.write.cache import Memo
 
@@ -1136,7 +1135,7 @@ class _Builder:
         argument's schema is a warning located at that value, naming it as the spec does (not
         by the argument name mcpmint chose), and is left out; when a value mcpmint sampled does
         not fit, the tool has no example (nothing the spec's author can change: no warning)."""
-        validator = Draft202012Validator(schema)
+        validator = schema_validator(schema)
         given = dict(args.example)
         while True:
             candidate = _complete_example(given, schema)
@@ -1196,7 +1195,7 @@ def override_examples(
     tool: ir.Tool, override: Override, sink: DiagnosticSink
 ) -> tuple[dict[str, Any], ...]:
     """An override's examples; each that does not fit the input schema is a located error."""
-    validator = Draft202012Validator(tool.input_schema)
+    validator = schema_validator(tool.input_schema)
     for index, (example, where) in enumerate(
         zip(override.examples, override.example_locations, strict=True), start=1
     ):
@@ -1266,7 +1265,10 @@ def _essence(media: object) -> str:
 
 
 def _normal_media(media: str) -> str:
-    """A media type as it is sent: its essence and parameters, `;`-separated."""
+    """A media type as it is sent: as the spec writes it, or, when the spec separates its
+    parameters with commas (`application/json, okta-version=1.0.0`), `;`-separated."""
+    if "," not in media:
+        return media.strip()
     essence = _essence(media)
     rest = str(media).strip()[len(essence) :].strip(" ;,")
     params = [p.strip() for p in re.split(r"[;,]", rest) if "=" in p]

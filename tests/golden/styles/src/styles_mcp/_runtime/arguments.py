@@ -30,6 +30,7 @@ __all__ = [
     "coerce_variables",
     "ecma_pattern",
     "format_path",
+    "schema_validator",
 ]
 
 MAX_DEPTH = 64
@@ -241,8 +242,18 @@ class ArgumentValidator:
             schema = dict(self._tool.input_schema)
             _StrictValidator.check_schema(schema)
             # An empty registry: a `$ref` must resolve inside the schema, never over the network.
-            self._validator = _StrictValidator(schema, registry=Registry(), format_checker=_FORMATS)
+            self._validator = schema_validator(schema)
         return self._validator
+
+
+def schema_validator(schema: Mapping[str, Any]) -> Validator:
+    """The server's own check of a value against `schema`: strict integers, ECMA-262
+    patterns, the enforced formats, no `$ref` outside the schema. The generator checks its
+    examples and samples with it, so that none is one the server would refuse."""
+    validator: Validator = _StrictValidator(
+        dict(schema), registry=Registry(), format_checker=_FORMATS
+    )
+    return validator
 
 
 def format_path(path: Iterable[str | int], root: str = "arguments") -> str:
