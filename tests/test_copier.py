@@ -79,6 +79,7 @@ def template_repo(folder: Path) -> Path:
     return folder
 
 
+@pytest.mark.slow  # runs a generated package's own tools: seconds
 def test_copier_copy_generates_a_project_whose_tests_pass_and_update_keeps_user_edits(
     tmp_path: Path, capfd: pytest.CaptureFixture[str]
 ) -> None:

@@ -88,6 +88,7 @@ EXPECTED_V2_CHANGES = [
 ]
 
 
+@pytest.mark.slow  # runs a generated package's own tools: seconds
 def test_spec_v2_is_refused_until_accepted_then_user_edits_survive_and_the_lock_moves(
     repo: Path,
 ) -> None:
