@@ -53,12 +53,6 @@ _FORMATS: Final = {
 _STRING_CANDIDATES: Final = ("string", "a", "A", "0", "abc", "ABC", "123", "a1", "example")
 
 
-def _Validator(schema: Any) -> Any:
-    """The server's own check (runtime/arguments.py): a sample the server would refuse is
-    no sample."""
-    return schema_validator(schema)
-
-
 def sample_instance(
     schema: Mapping[str, Any], defs: Mapping[str, Any] | None = None
 ) -> tuple[bool, Any]:
@@ -90,7 +84,7 @@ class _Sampler:
             return schema
         document = {**schema, "$defs": self._defs} if self._defs else dict(schema)
         try:
-            return bool(_Validator(document).is_valid(value))
+            return bool(schema_validator(document).is_valid(value))
         except Unresolvable:
             return False
 
@@ -441,7 +435,7 @@ _SCHEMA_VALUES: Final = (
 
 def _first_error(schema: Mapping[str, Any], value: Any) -> str | None:
     try:
-        error = next(iter(_Validator(schema).iter_errors(value)), None)
+        error = next(iter(schema_validator(schema).iter_errors(value)), None)
     except (Unresolvable, RecursionError) as exc:
         return f"cannot be checked ({type(exc).__name__})"
     if error is None:

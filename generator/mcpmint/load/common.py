@@ -37,7 +37,6 @@ class FileSource:
     # Escaped pointer ("" or "/a/b") -> line << 32 | column, both 1-based; None for JSON,
     # whose locations are the pointers themselves.
     positions: Mapping[str, int] | None
-    finite: bool = True  # no NaN or infinite number (JSON has none: `NaN`, `.inf`, `1e999`)
 
     def locate(self, pointer: str) -> str:
         if self.positions is None:

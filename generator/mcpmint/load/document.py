@@ -24,7 +24,6 @@ files are one walk with one set of rules about what may be read.
 from __future__ import annotations
 
 import json
-import math
 import os
 import posixpath
 import re
@@ -74,9 +73,6 @@ class RawDocument:
     root: Path  # realpath of the folder no file outside of is ever read
     data: dict[str, Any]  # every $ref in it is local ("#/...")
     files: tuple[Path, ...]  # every file read, entry first, then sorted
-    # No NaN or infinite number in `data`: what JSON text carries exactly (the stage cache
-    # digests the data as JSON).
-    finite: bool = True
     # Mount key -> source; "" is the entry file.
     _sources: Mapping[str, FileSource] = field(default_factory=dict, repr=False, compare=False)
 
@@ -205,7 +201,6 @@ class _Bundler:
             root=Path(self.root),
             data=entry.data,
             files=(self.path, *(Path(f.display) for f in mounted)),
-            finite=all(source.finite for source in sources.values()),
             _sources=sources,
         )
 
@@ -578,7 +573,6 @@ def parse_json(
     """The data of JSON `text` and its source; `refs`, when given, receives the objects that
     hold a string `$ref`, with their places, in document order."""
     duplicates: dict[int, list[str]] = {}
-    finite = True
 
     def pairs_hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
         result = dict(pairs)
@@ -591,15 +585,7 @@ def parse_json(
                 seen.add(key)
         return result
 
-    def number(literal: str) -> float:  # `NaN`, `Infinity`, and floats (`1e999` is one)
-        nonlocal finite
-        value = float(literal)
-        finite = finite and math.isfinite(value)
-        return value
-
-    decoder = json.JSONDecoder(
-        object_pairs_hook=pairs_hook, parse_float=number, parse_constant=number
-    )
+    decoder = json.JSONDecoder(object_pairs_hook=pairs_hook)
     try:
         data = decoder.decode(text)
     except json.JSONDecodeError as exc:
@@ -611,7 +597,7 @@ def parse_json(
     except RecursionError:
         where = _too_deep_at(text, limits.max_depth)
         raise Refused(f"{display}:{where}", depth_message(limits), DEPTH_HINT) from None
-    source = FileSource(display, None, finite)
+    source = FileSource(display, None)
     _check_json(data, limits, duplicates, source, sink, refs)
     return data, source
 

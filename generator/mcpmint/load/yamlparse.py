@@ -8,7 +8,6 @@ own, imported when a YAML file is read: a run on a JSON spec does not import PyY
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 # PyYAML ships no type hints; `unused-ignore` keeps this clean once types-PyYAML is installed.
@@ -75,10 +74,10 @@ def parse_yaml(
         raise Refused(display, depth_message(limits), DEPTH_HINT) from None
     builder = _YamlBuilder(display, limits, sink)
     if root is None:
-        return None, FileSource(display, builder.positions, builder.finite)
+        return None, FileSource(display, builder.positions)
     builder.positions[""] = _pack(root.start_mark)
     value, _, _ = builder.build(root, "", 0)
-    return value, FileSource(display, builder.positions, builder.finite)
+    return value, FileSource(display, builder.positions)
 
 
 class _YamlBuilder:
@@ -97,7 +96,6 @@ class _YamlBuilder:
         self.open: set[int] = set()
         self.aliases = 0
         self.constructor = SafeConstructor()
-        self.finite = True  # no `.nan` or `.inf`
 
     def at(self, node: Node) -> str:
         return f"{self.display}:{node.start_mark.line + 1}:{node.start_mark.column + 1}"
@@ -153,9 +151,7 @@ class _YamlBuilder:
             if tag == _INT:
                 return self.constructor.construct_yaml_int(node)
             if tag == _FLOAT:
-                value = self.constructor.construct_yaml_float(node)
-                self.finite = self.finite and math.isfinite(value)
-                return value
+                return self.constructor.construct_yaml_float(node)
             if tag == _BOOL:
                 return self.constructor.construct_yaml_bool(node)
         except (ValueError, KeyError, yaml.YAMLError):
