@@ -1,9 +1,10 @@
-"""Reusing the previous run's tools (toolmemo.py): a reused tool is exactly the tool a build
-of the same inputs makes, with the same diagnostics, and anything a tool is built from that
-changes makes it be built again."""
+"""Reusing the previous run's tools (toolmemo.py) and test cases (cases.py): a reused tool or
+case is exactly what the same inputs make cold, with the same diagnostics, and anything it is
+made from that changes makes it be made again."""
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import json
 from pathlib import Path
@@ -17,6 +18,7 @@ from mcpmint.build import toolmemo
 from mcpmint.build.toolmemo import decode_tool, encode_tool
 from mcpmint.diagnostics import DiagnosticSink
 from mcpmint.pipeline import build, build_cached
+from mcpmint.render.cases import build_cases
 from mcpmint.write.cache import Memo
 
 from .conftest import CORPUS, REPO
@@ -319,3 +321,42 @@ def test_a_record_json_cannot_carry_exactly_is_refused(record: Any, error: type)
 def test_a_record_reads_back_as_memo_text_would_write_it() -> None:
     record = {"tool": {"name": "t", "n": 1, "x": 1.5, "tiny": 1e-05, "s": 'ünï "q"'}, "cut": True}
     assert json.loads(toolmemo.record_text(record)) == json.loads(toolmemo.memo_text(record))
+
+
+# ---------------------------------------------------------------- the cases memo (cases.py)
+
+
+def cases_of(server: ir.Server, memo: Memo | None) -> tuple[str, list[str]]:
+    sink = DiagnosticSink()
+    cases = build_cases(server, sink, memo)
+    return json.dumps(cases, sort_keys=True), [d.render() for d in sink.items]
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=[s.stem for s in SPECS])
+def test_cases_from_the_memo_are_the_cases_made_cold(spec: Path) -> None:
+    server = built(spec, None)[0]
+    cold = cases_of(server, None)
+    first = Memo({})
+    assert cases_of(server, first) == cold  # recording changes nothing
+    again = Memo(dict(first.used))
+    assert cases_of(server, again) == cold  # reusing changes nothing: cases and warnings
+    assert again.missed == 0 and again.used == first.used
+    assert first.missed == len(first.used) > 0
+
+
+def test_a_case_is_made_again_when_its_tool_or_what_every_case_shares_changes() -> None:
+    server = built(REPO / "specs" / "petstore-plus.yaml", None)[0]
+    first = Memo({})
+    cases_of(server, first)
+    # What every case shares: the base URL moves every expected request.
+    moved = dataclasses.replace(server, base_url="https://elsewhere.example/v9")
+    memo = Memo(dict(first.used))
+    assert cases_of(moved, memo) == cases_of(moved, None)
+    assert memo.missed == len(server.tools)
+    # One tool changed: only its case is made again.
+    tool = server.tools[0]
+    changed = dataclasses.replace(tool, description=tool.description + " (edited)")
+    edited = dataclasses.replace(server, tools=(changed, *server.tools[1:]))
+    memo = Memo(dict(first.used))
+    assert cases_of(edited, memo) == cases_of(edited, None)
+    assert memo.missed == 1

@@ -1,9 +1,11 @@
 """The table of contents: load -> validate -> build IR -> models -> render -> format -> write.
 
 Each stage reports into one `DiagnosticSink`; the run stops after the first stage that
-reported an error, before anything is written. The stage cache (cache.py) and the tool memo
-(toolmemo.py) make a regeneration fast: they skip work whose inputs did not change, and give
-the bytes a cold run gives. The quick check of an unchanged project (quickcheck.py) is the
+reported an error, before anything is written; the spec's validation (warnings only) goes on
+beside the other stages and is reported when the run ends. The stage cache (cache.py) and
+its memos of the built tools (toolmemo.py) and of their test cases (cases.py) make a
+regeneration fast: they skip work whose inputs did not change, and give the bytes a cold run
+gives. The quick check of an unchanged project (quickcheck.py) is the
 command line's, made before this module is imported.
 """
 
@@ -25,13 +27,13 @@ from mcpmint.build.toolmodes import apply_tools_options, check_budget
 from mcpmint.config import CONFIG_NAMES, Config, Source, find_config, scaffold_text
 from mcpmint.diagnostics import Aborted, DiagnosticSink
 from mcpmint.load.document import RawDocument, load_document
-from mcpmint.load.validate import start_validation
+from mcpmint.load.validate import Findings, start_validation
 from mcpmint.render.cases import build_cases, spec_source, warn_without_oracle
 from mcpmint.render.format import Formatter, format_tree
 from mcpmint.render.models import start_models
 from mcpmint.render.templates import FileTree, RenderInputs, models_file, models_path, render
 from mcpmint.resources import generator_identity
-from mcpmint.write.cache import CACHE_DIR, Memo, StageCache, cache_key
+from mcpmint.write.cache import CACHE_DIR, Memo, StageCache
 from mcpmint.write.files import (
     FROM_CONFIG,
     WriteReport,
@@ -74,29 +76,32 @@ def generate(source: Path | Config, options: GenerateOptions, sink: DiagnosticSi
     config = source if isinstance(source, Config) else None
     folder = options.output or (config.folder if config else None)
     cache = StageCache(folder / CACHE_DIR if folder is not None else None)
-    memo = _tool_memo(cache)
+    memo = cache.memo("tools")
     spec = config.source.spec if config else source
     assert isinstance(spec, Path)
-    server, files = build_with_inputs(
-        spec,
-        sink,
-        options.namespace,
-        options.root,
-        config=config,
-        allow_partial=options.allow_partial,
-        cache=cache,
-        memo=memo,
-        previous_names=_previous_names(folder),
-    )
-    output = folder or Path(server.distribution)  # a spec's output is named after the server
-    cache.folder = output / CACHE_DIR
-    how = _render_options(server, spec, output, config, options, sink)
-    tree = render_server(server, how, sink, cache)
-    inputs = (*files, config.path) if config else files
-    report = write_outputs(tree, inputs, spec, output, config, options, sink)
+    # The spec's validation goes on meanwhile (in a child on a large spec): its findings are
+    # warnings, reported when the run ends.
+    with Findings() as findings:
+        server, files = _build(
+            spec,
+            sink,
+            findings,
+            options.namespace,
+            options.root,
+            config=config,
+            allow_partial=options.allow_partial,
+            cache=cache,
+            memo=memo,
+            previous_names=_previous_names(folder),
+        )
+        output = folder or Path(server.distribution)  # a spec's output is named after it
+        cache.folder = output / CACHE_DIR
+        how = _render_options(server, spec, output, config, options, sink)
+        tree = render_server(server, how, sink, cache)
+        inputs = (*files, config.path) if config else files
+        report = write_outputs(tree, inputs, spec, output, config, options, sink)
     if not options.check and not report.blocked and not sink.has_errors:
-        if memo.changed:
-            cache.put("tools", cache_key("tools", "memo"), memo.used)
+        cache.keep("tools", memo)
         cache.save()
     return report
 
@@ -148,7 +153,7 @@ def build_cached(
         config=config,
         allow_partial=allow_partial,
         cache=cache,
-        memo=memo if memo is not None else _tool_memo(cache),
+        memo=memo if memo is not None else cache.memo("tools"),
         previous_names=_previous_names(config.folder if config else None),
     )[0]
 
@@ -185,6 +190,35 @@ def build_with_inputs(
     operations that cannot become tools, with warnings, instead of stopping. `cache`: the
     stage cache validation reads and fills; `memo`: the tools to reuse (toolmemo.py);
     `previous_names`: the previous run's tool names (`_previous_names`), kept on a collision."""
+    with Findings() as findings:
+        return _build(
+            spec,
+            sink,
+            findings,
+            namespace,
+            root,
+            config=config,
+            allow_partial=allow_partial,
+            cache=cache,
+            memo=memo,
+            previous_names=previous_names,
+        )
+
+
+def _build(
+    spec: Path,
+    sink: DiagnosticSink,
+    findings: Findings,
+    namespace: str | None = None,
+    root: Path | None = None,
+    *,
+    config: Config | None = None,
+    allow_partial: bool = False,
+    cache: StageCache | None = None,
+    memo: Memo | None = None,
+    previous_names: Mapping[str, str] | None = None,
+) -> tuple[ir.Server, tuple[Path, ...]]:
+    """`build_with_inputs`, whose documents' validations go into `findings`."""
     options = BuildOptions(namespace=namespace)
     if config is not None:
         options, root = config_options(config), config.source.root
@@ -193,7 +227,7 @@ def build_with_inputs(
     if previous_names:
         options = replace(options, previous_names=previous_names)
     source = config.source if config is not None else None
-    server, document = _build_source(spec, sink, options, root, source, cache, memo)
+    server, document = _build_source(spec, sink, findings, options, root, source, cache, memo)
     files = document.files
     specs = [spec_source(document, "", sink)]
     if config is not None and len(config.sources) > 1:  # several sources, one server
@@ -205,7 +239,7 @@ def build_with_inputs(
                 previous_names=previous_names or {},
             )
             built, other_document = _build_source(
-                other.spec, sink, other_options, other.root, other, cache, memo
+                other.spec, sink, findings, other_options, other.root, other, cache, memo
             )
             parts.append(Part(other, built, other_document))
             specs.append(spec_source(other_document, built.namespace, sink))
@@ -250,13 +284,15 @@ def configured(server: ir.Server, data: Any, config: Config, sink: DiagnosticSin
 def _build_source(
     spec: Path,
     sink: DiagnosticSink,
+    findings: Findings,
     options: BuildOptions,
     root: Path | None,
     source: Source | None,
     cache: StageCache | None,
     memo: Memo | None,
 ) -> tuple[ir.Server, RawDocument]:
-    """One OpenAPI document or tool manifest -> IR (load, validate, build)."""
+    """One OpenAPI document or tool manifest -> IR (load, build); an OpenAPI document's
+    validation is started, into `findings`."""
     document = load_document(spec, sink, root=root)
     _stop_on_errors(sink)
     assert document is not None
@@ -274,12 +310,8 @@ def _build_source(
         validation = start_validation(document, sink, cache=cache)
         _stop_on_errors(sink)
         assert validation is not None
-        try:
-            server = build_server(document, validation.version, options, sink, memo)
-        except BaseException:
-            validation.cancel()
-            raise
-        validation.finish()
+        findings.add(validation)
+        server = build_server(document, validation.version, options, sink, memo)
     _stop_on_errors(sink)
     assert server is not None
     if source is not None and source.resources is not None:  # opt-in resource templates
@@ -301,12 +333,6 @@ def _previous_names(folder: Path | None) -> dict[str, str]:
         name: f"{summary.get('method', '')} {summary.get('path', '')}"
         for name, summary in lock["tools"].items()
     }
-
-
-def _tool_memo(cache: StageCache) -> Memo:
-    """The previous run's built tools from the stage cache (empty when there are none)."""
-    previous = cache.get("tools", cache_key("tools", "memo"))
-    return Memo(previous if isinstance(previous, dict) else {})
 
 
 # ------------------------------------------------------------------ models, render, format
@@ -367,7 +393,10 @@ def render_server(
     # The typed models are made beside the rest, in a forked child on a large server.
     models = start_models(server, cache, every_result=options.every_result)
     try:
-        cases = build_cases(server, sink)
+        memo = cache.memo("cases") if cache is not None else None
+        cases = build_cases(server, sink, memo)
+        if cache is not None and memo is not None:
+            cache.keep("cases", memo)
         lock = lock_document(server)
         inputs = RenderInputs(server=server, models="", cases=cases, spec_file=options.spec_file)
         tree = render(inputs) if not sink.has_errors else None

@@ -9,9 +9,10 @@ tools (see the corpus notes), and later stages report, with errors, what they ca
 from __future__ import annotations
 
 import hashlib
+from types import TracebackType
 from typing import Any
 
-from mcpmint.diagnostics import Diagnostic, DiagnosticSink, Level
+from mcpmint.diagnostics import Aborted, Diagnostic, DiagnosticSink, Level
 from mcpmint.load.document import RawDocument
 from mcpmint.load.forked import Forked
 from mcpmint.load.specversion import SpecVersion, detect_version
@@ -100,6 +101,39 @@ class Validation:
         if self._pending is not None:
             self._pending.cancel()
             self._pending = None
+
+
+class Findings:
+    """The validations of a run's documents, being computed while the run goes on.
+
+    `with Findings() as findings:` around the stages that may go on without them: when the
+    block ends, each validation's findings are put into the sink (waited for), also when it
+    ends by `Aborted` (the findings may explain the errors); any other exception (an
+    interrupted run) stops them instead. The findings are warnings only: nothing the run
+    writes depends on them, so they are waited for at the end, not before the writes.
+    """
+
+    def __init__(self) -> None:
+        self._pending: list[Validation] = []
+
+    def add(self, validation: Validation) -> None:
+        self._pending.append(validation)
+
+    def __enter__(self) -> Findings:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        pending, self._pending = self._pending, []
+        for validation in pending:
+            if kind is None or issubclass(kind, Aborted):
+                validation.finish()
+            else:
+                validation.cancel()
 
 
 def findings(doc: RawDocument, version: SpecVersion) -> list[Diagnostic]:

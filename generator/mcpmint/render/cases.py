@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import hashlib
 import json
 import os
 from collections.abc import Mapping
@@ -18,10 +19,13 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlsplit
 
+import orjson
+
 from mcpmint import ir
 from mcpmint.build.frontends.manifest import is_manifest
 from mcpmint.build.frontends.swagger2 import convert
 from mcpmint.build.sample import sample_instance
+from mcpmint.build.toolmemo import encode
 from mcpmint.build.toolmodes import tools_listed
 from mcpmint.diagnostics import DiagnosticSink
 from mcpmint.load.document import RawDocument
@@ -37,6 +41,7 @@ from mcpmint.runtime.arguments import schema_validator
 from mcpmint.runtime.catalog import CatalogError, Tool, load_catalog
 from mcpmint.runtime.request import ArgumentError, build_request
 from mcpmint.runtime.visible import strip_data
+from mcpmint.write.cache import Memo
 from mcpmint.write.lock import digest
 
 FALLBACK_BASE_URL = "http://upstream.test/api"
@@ -75,9 +80,15 @@ def test_environment(server: ir.Server) -> dict[str, str]:
     return dict(sorted(environ.items()))
 
 
-def build_cases(server: ir.Server, sink: DiagnosticSink) -> dict[str, Any]:
+def build_cases(
+    server: ir.Server, sink: DiagnosticSink, memo: Memo | None = None
+) -> dict[str, Any]:
+    """The cases of every tool. `memo`: the previous run's cases, by a digest of everything
+    a tool's case is made from (`_case_key`); a tool whose inputs did not change keeps its
+    case, and the cases made or kept are added to its `used`."""
+    document = catalog(server)
     try:
-        runtime_catalog = load_catalog(catalog(server), copy=False)  # made here, read only
+        runtime_catalog = load_catalog(document, copy=False)  # made here, read only
     except CatalogError as exc:
         # The runtime refuses what the frontend should never have produced: a bug, said so.
         sink.error(
@@ -96,9 +107,16 @@ def build_cases(server: ir.Server, sink: DiagnosticSink) -> dict[str, Any]:
     listed: dict[str, str | None] = {}  # tool name -> its tools/list definition's digest
     meta_definitions, listed_tools = tools_listed(server)
     listed_names = {tool.name for tool in listed_tools}
-    for tool in server.tools:
+    context = _case_context(server, document, environ) if memo is not None else None
+    for tool, entry in zip(server.tools, document["tools"], strict=True):
         shown = tool.name in listed_names
-        case = _case(server, tool, runtime_tools[tool.name], environ, shown, sink)
+        key = _case_key(context, tool, entry, shown) if context is not None else None
+        case = _reused_case(memo, key)
+        if case is None:
+            reported = len(sink.items)
+            case = _case(server, tool, runtime_tools[tool.name], environ, shown, sink)
+            if memo is not None and key is not None and len(sink.items) == reported:
+                _remember_case(memo, key, case)  # a case that warned is made every run
         rejections[tool.name] = case["rejections"]
         listed[tool.name] = case["listed"]
         if case.get("wide") is not None:
@@ -141,6 +159,57 @@ def build_cases(server: ir.Server, sink: DiagnosticSink) -> dict[str, Any]:
             name for name in calls if calls[name]["confirmation"] == "required"
         ),
     }
+
+
+def _case_context(
+    server: ir.Server, catalog_document: Mapping[str, Any], environ: dict[str, str]
+) -> bytes | None:
+    """What every tool's case is made from besides the tool: the catalogue but its tools,
+    the test environment, the credentials' schemes, the upstreams and which of them ship a
+    spec. None when it is not JSON data (then no case is reused)."""
+    shared = [
+        {key: value for key, value in catalog_document.items() if key != "tools"},
+        environ,
+        encode(server.security_schemes),
+        encode(server.upstreams),
+        server.base_url,
+        [spec.upstream for spec in server.specs],
+    ]
+    try:
+        return orjson.dumps(shared, option=orjson.OPT_SORT_KEYS)
+    except TypeError:
+        return None
+
+
+def _case_key(context: bytes, tool: ir.Tool, entry: Any, shown: bool) -> str | None:
+    """A digest of everything one tool's case is made from: `context`, the tool, its
+    catalogue entry (what the runtime builds its request from), and whether it is listed."""
+    try:
+        own = orjson.dumps([encode(tool), entry, shown], option=orjson.OPT_SORT_KEYS)
+    except TypeError:  # not JSON data (a big integer): made every run
+        return None
+    return hashlib.sha256(context + b"\n" + own).hexdigest()
+
+
+def _reused_case(memo: Memo | None, key: str | None) -> dict[str, Any] | None:
+    if memo is None or key is None or not isinstance(memo.previous.get(key), str):
+        return None
+    try:
+        case = orjson.loads(memo.previous[key])
+    except ValueError:  # a corrupt entry is a miss
+        return None
+    memo.used[key] = memo.previous[key]
+    return case if isinstance(case, dict) else None
+
+
+def _remember_case(memo: Memo, key: str, case: dict[str, Any]) -> None:
+    try:
+        text = orjson.dumps(case).decode("utf-8")
+    except TypeError:  # what orjson refuses (a big integer): made every run
+        return
+    if orjson.loads(text) == case:  # what JSON carries exactly (not NaN) is kept
+        memo.used[key] = text
+        memo.missed += 1
 
 
 def _case(

@@ -94,6 +94,16 @@ class StageCache:
         self._used[name] = value
         self._fresh.add(name)
 
+    def memo(self, stage: str) -> Memo:
+        """The previous run's per-item results of `stage` (empty when there are none)."""
+        previous = self.get(stage, cache_key(stage, "memo"))
+        return Memo(previous if isinstance(previous, dict) else {})
+
+    def keep(self, stage: str, memo: Memo) -> None:
+        """Store what this run computed or reused of `stage`, when it changed."""
+        if memo.changed:
+            self.put(stage, cache_key(stage, "memo"), memo.used)
+
     def names(self) -> frozenset[str]:
         """The entries this run has used or computed so far (their file names)."""
         return frozenset(self._used)
@@ -160,7 +170,8 @@ def _write_atomic(target: Path, name: str, value: Any) -> None:
 @dataclass
 class Memo:
     """Per-item results of a stage (as JSON text) by a digest of each item's input, kept in
-    the stage cache as one entry (the built tools: toolmemo.py). `previous` is the last
+    the stage cache as one entry (`StageCache.memo`): the built tools (toolmemo.py), and the
+    generated tests' cases of each tool (render/cases.py). `previous` is the last
     run's, `used` what this run computed or reused (the next run's `previous`), `missed` how
     many items this run had to compute."""
 
