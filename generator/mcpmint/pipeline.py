@@ -46,12 +46,12 @@ from mcpmint.write.files import (
 from mcpmint.write.lock import (
     LOCK_FILE,
     Change,
-    LockError,
+    PreviousLock,
     diff_locks,
     dump,
     has_breaking,
     lock_document,
-    parse_lock,
+    read_previous_lock,
 )
 from mcpmint.write.quickcheck import GenerateOptions, relative, run_options
 
@@ -79,6 +79,7 @@ def generate(source: Path | Config, options: GenerateOptions, sink: DiagnosticSi
     memo = cache.memo("tools")
     spec = config.source.spec if config else source
     assert isinstance(spec, Path)
+    previous = read_previous_lock(folder)
     # The spec's validation goes on meanwhile (in a child on a large spec): its findings are
     # warnings, reported when the run ends.
     with Findings() as findings:
@@ -92,14 +93,16 @@ def generate(source: Path | Config, options: GenerateOptions, sink: DiagnosticSi
             allow_partial=options.allow_partial,
             cache=cache,
             memo=memo,
-            previous_names=_previous_names(folder),
+            previous_names=previous.names(),
         )
         output = folder or Path(server.distribution)  # a spec's output is named after it
+        if folder is None:
+            previous = read_previous_lock(output)
         cache.folder = output / CACHE_DIR
         how = _render_options(server, spec, output, config, options, sink)
         tree = render_server(server, how, sink, cache)
         inputs = (*files, config.path) if config else files
-        report = write_outputs(tree, inputs, spec, output, config, options, sink)
+        report = write_outputs(tree, inputs, spec, output, config, options, sink, previous)
     if not options.check and not report.blocked and not sink.has_errors:
         cache.keep("tools", memo)
         cache.save()
@@ -154,7 +157,7 @@ def build_cached(
         allow_partial=allow_partial,
         cache=cache,
         memo=memo if memo is not None else cache.memo("tools"),
-        previous_names=_previous_names(config.folder if config else None),
+        previous_names=read_previous_lock(config.folder if config else None).names(),
     )[0]
 
 
@@ -189,7 +192,8 @@ def build_with_inputs(
     the first source's). `allow_partial` (or the config's `output.allow_partial`) leaves out
     operations that cannot become tools, with warnings, instead of stopping. `cache`: the
     stage cache validation reads and fills; `memo`: the tools to reuse (toolmemo.py);
-    `previous_names`: the previous run's tool names (`_previous_names`), kept on a collision."""
+    `previous_names`: the previous run's tool names (`PreviousLock.names`), kept on a
+    collision."""
     with Findings() as findings:
         return _build(
             spec,
@@ -320,21 +324,6 @@ def _build_source(
     return server, document
 
 
-def _previous_names(folder: Path | None) -> dict[str, str]:
-    """Each tool name of the output folder's `tools.lock.json`, with its "METHOD /path"
-    (none when there is no readable lock): names stay stable across regenerations."""
-    try:
-        lock = parse_lock((folder / LOCK_FILE).read_text(encoding="utf-8")) if folder else None
-    except (OSError, UnicodeDecodeError, LockError):
-        return {}
-    if lock is None:
-        return {}
-    return {
-        name: f"{summary.get('method', '')} {summary.get('path', '')}"
-        for name, summary in lock["tools"].items()
-    }
-
-
 # ------------------------------------------------------------------ models, render, format
 
 
@@ -428,16 +417,18 @@ def write_outputs(
     config: Config | None,
     options: GenerateOptions,
     sink: DiagnosticSink,
+    previous: PreviousLock,
 ) -> WriteReport:
-    """The end of a run: the lock compared with the previous one (breaking changes stop the
-    run unless accepted), the inputs (`files`, every file read) recorded, the files written."""
+    """The end of a run: the lock compared with the `previous` one (breaking changes stop
+    the run unless accepted), the inputs (`files`, every file read) recorded, the files
+    written."""
     spec_file = relative(spec, output)
     config_file = relative(config.path, output) if config is not None else None
     if config is None:
         _warn_unused_config(output, tree, sink)
     warn_without_oracle(output, tree.generated, sink)
     assert tree.lock is not None  # render_server keeps the document the lock was written from
-    changes = lock_changes(output, sink, tree.generated[LOCK_FILE], tree.lock)
+    changes = lock_changes(previous, output, sink, tree.generated[LOCK_FILE], tree.lock)
     inputs = inputs_fingerprint(
         spec_file,
         {relative(path, output): file_sha256(path) for path in files},
@@ -463,20 +454,24 @@ def write_outputs(
 
 
 def lock_changes(
-    output: Path, sink: DiagnosticSink, new_text: str, new: Mapping[str, Any]
+    previous: PreviousLock,
+    output: Path,
+    sink: DiagnosticSink,
+    new_text: str,
+    new: Mapping[str, Any],
 ) -> list[Change]:
-    """The changes from the output folder's current `tools.lock.json` to `new` (whose text is
-    `new_text`): none when there is no lock, or it is unreadable (reported as a warning: the
-    write stage guards the file itself), or its text is `new_text`."""
-    path = output / LOCK_FILE
-    if not path.is_file():
+    """The changes from the `previous` lock of `output` to `new` (whose text is `new_text`):
+    none when there was no lock, or it is unreadable (reported as a warning: the write stage
+    guards the file itself), or its text is `new_text`."""
+    if previous.problem:
+        where = str(output / LOCK_FILE)
+        sink.warning(
+            where, f"previous lock ignored: {previous.problem}", "restore it from version control"
+        )
         return []
-    try:
-        text = path.read_text(encoding="utf-8")
-        return [] if text == new_text else diff_locks(parse_lock(text), new)
-    except (OSError, UnicodeDecodeError, LockError) as exc:
-        sink.warning(str(path), f"previous lock ignored: {exc}", "restore it from version control")
+    if previous.document is None or previous.text == new_text:
         return []
+    return diff_locks(previous.document, new)
 
 
 def _warn_unused_config(output: Path, tree: FileTree, sink: DiagnosticSink) -> None:

@@ -40,7 +40,7 @@ from mcpmint.runtime.catalog import load_catalog
 from mcpmint.runtime.redaction import encoded_forms, redact
 from mcpmint.runtime.server import build_server, http_app
 from mcpmint.runtime.upstream import header_text
-from mcpmint.runtime.visible import INVISIBLE, escape_invisible, strip_invisible
+from mcpmint.runtime.visible import INVISIBLE, escape_invisible, strip_data, strip_invisible
 
 pytestmark = pytest.mark.anyio
 
@@ -125,6 +125,18 @@ def test_S20_the_policy_covers_every_format_and_separator_character() -> None:
         assert INVISIBLE.fullmatch(filler)
     assert escape_invisible("a\u202eb\U000e0041") == "a\\u202eb\\U000e0041"
     assert strip_invisible("a\u202eb\tc\nd") == "ab\tc\nd"
+
+
+def test_S20_strip_data_removes_every_invisible_character_wherever_it_hides() -> None:
+    """Every character the policy covers (the controls too, which JSON text escapes), in a
+    key or a value, at any depth, is removed; data without any is returned unchanged."""
+    covered = [chr(c) for c in range(sys.maxunicode + 1) if INVISIBLE.fullmatch(chr(c))]
+    assert "\x00" in covered and "\x1f" in covered and "\x7f" in covered and "\r" in covered
+    for char in covered:
+        data = {"a": [{"b" + char: 1}, ("c" + char, 2.5, None, True)], "d": {"e": "f" + char}}
+        assert strip_data(data) == {"a": [{"b": 1}, ["c", 2.5, None, True]], "d": {"e": "f"}}
+    plain = {"path": "C:\\dir\\file\\back", "tab": "a\tb\nc", "n": [1, 2.5, None]}
+    assert strip_data(plain) == plain
 
 
 HIDDEN = "\u202e\u2066\u200b\u2060\u2028\u2029\ufeff\u00ad\u3164\U000e0049\U000e0067"

@@ -20,6 +20,7 @@ import hashlib
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Literal
 
 from mcpmint import ir
@@ -183,6 +184,36 @@ def parse_lock(text: str) -> dict[str, Any]:
     if not isinstance(tools, dict) or not all(isinstance(t, dict) for t in tools.values()):
         raise LockError("tools must be an object of tool summaries")
     return dict(data)
+
+
+@dataclass(frozen=True)
+class PreviousLock:
+    """An output folder's `tools.lock.json` as a run found it, read once: its text and
+    document (both None when there is none), or why it cannot be read."""
+
+    text: str | None = None
+    document: dict[str, Any] | None = None
+    problem: str = ""
+
+    def names(self) -> dict[str, str]:
+        """Each tool name with its "METHOD /path": names stay stable across regenerations."""
+        tools = self.document["tools"] if self.document is not None else {}
+        return {
+            name: f"{summary.get('method', '')} {summary.get('path', '')}"
+            for name, summary in tools.items()
+        }
+
+
+def read_previous_lock(folder: Path | None) -> PreviousLock:
+    """The lock in `folder` (none for no folder)."""
+    path = folder / LOCK_FILE if folder is not None else None
+    if path is None or not path.is_file():
+        return PreviousLock()
+    try:
+        text = path.read_text(encoding="utf-8")
+        return PreviousLock(text, parse_lock(text))
+    except (OSError, UnicodeDecodeError, LockError) as exc:
+        return PreviousLock(problem=str(exc))
 
 
 # ---------------------------------------------------------------------------- changes

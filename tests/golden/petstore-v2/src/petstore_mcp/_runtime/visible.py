@@ -19,6 +19,7 @@ selectors, variation selectors, the Braille blank). The Cf/Zl/Zp ranges are thos
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -56,21 +57,41 @@ def strip_invisible(text: str) -> str:
     return INVISIBLE.sub("", text)
 
 
+# How JSON text (`json.dumps`, ensure_ascii off) shows a C0 control: as an escape. Every other
+# invisible character it writes as it is.
+_ESCAPED_CONTROL = re.compile(r"\\(?:u00[01]|[bfr])")
+
+
 def strip_data(value: Any) -> Any:
-    """A JSON value with every string, keys included, passed through `strip_invisible`."""
+    """A JSON value with every string, keys included, passed through `strip_invisible`.
+
+    Most data holds no invisible character: its JSON text, written in C, says so at once,
+    and the value is returned as it is instead of copied node by node (a whole tools/list
+    goes through here). A match of an escaped backslash followed by `b`, `f` or `r` is a
+    false alarm that only costs the copy."""
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError, RecursionError):  # not plain JSON data: copied
+        text = None
+    if text is not None and not INVISIBLE.search(text) and not _ESCAPED_CONTROL.search(text):
+        return value
+    return _strip_data(value)
+
+
+def _strip_data(value: Any) -> Any:
     kind = type(value)  # the plain JSON types first: a whole tools/list goes through here
     if kind is str:
         return strip_invisible(value) if INVISIBLE.search(value) else value
     if kind is dict:
-        return {strip_data(k): strip_data(v) for k, v in value.items()}
+        return {_strip_data(k): _strip_data(v) for k, v in value.items()}
     if kind is list:
-        return [strip_data(v) for v in value]
+        return [_strip_data(v) for v in value]
     if kind is int or kind is float or kind is bool or value is None:
         return value
     if isinstance(value, str):
         return strip_invisible(value)
     if isinstance(value, Mapping):
-        return {strip_data(k): strip_data(v) for k, v in value.items()}
+        return {_strip_data(k): _strip_data(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [strip_data(v) for v in value]
+        return [_strip_data(v) for v in value]
     return value
