@@ -1,7 +1,7 @@
 """One pure computation in a forked child process, while this process goes on.
 
-Validating a large spec takes seconds, and nothing needs its findings (warnings only) until
-the tools are built, so the pipeline runs it beside the build (`validate.start_validation`).
+Validating a large spec takes seconds, and nothing the run writes depends on its findings
+(warnings only), so the pipeline runs it beside the rest of the run (`validate.Findings`).
 A fork hands the child the document this process already holds: nothing is pickled on the
 way there, only the result on the way back.
 
