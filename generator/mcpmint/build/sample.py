@@ -17,6 +17,7 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any, Final
 
+from jsonschema.protocols import Validator  # type: ignore[import-untyped, unused-ignore]
 from referencing.exceptions import Unresolvable
 
 from mcpmint.runtime.arguments import schema_validator
@@ -78,13 +79,19 @@ class _Sampler:
     def __init__(self, defs: Mapping[str, Any]) -> None:
         self._defs = defs
         self._steps = 0
+        # id(schema) -> (schema, its validator): each candidate of one schema is checked by
+        # the same validator. The schema is held, so its id is not reused while this lives.
+        self._validators: dict[int, tuple[Any, Validator]] = {}
 
     def valid(self, schema: Any, value: Any) -> bool:
         if isinstance(schema, bool):
             return schema
-        document = {**schema, "$defs": self._defs} if self._defs else dict(schema)
+        found = self._validators.get(id(schema))
+        if found is None:
+            document = {**schema, "$defs": self._defs} if self._defs else dict(schema)
+            found = self._validators[id(schema)] = (schema, schema_validator(document))
         try:
-            return bool(schema_validator(document).is_valid(value))
+            return bool(found[1].is_valid(value))
         except Unresolvable:
             return False
 
