@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+import functools
 import json
 from pathlib import Path
 from typing import Any
@@ -45,9 +46,15 @@ def built(spec: Path, memo: Memo | None) -> tuple[ir.Server, list[str]]:
     return server, [d.render() for d in sink.items]
 
 
+@functools.cache
+def cold_build(spec: Path) -> tuple[ir.Server, list[str]]:
+    """`built(spec, None)`, once per spec for the whole session (the IR is immutable)."""
+    return built(spec, None)
+
+
 @pytest.mark.parametrize("spec", SPECS, ids=[s.stem for s in SPECS])
 def test_a_build_from_the_memo_is_the_cold_build(spec: Path) -> None:
-    cold = built(spec, None)
+    cold = cold_build(spec)
     first = Memo({})
     assert built(spec, first) == cold  # recording changes nothing
     again = Memo(dict(first.used))
@@ -59,7 +66,7 @@ def test_a_build_from_the_memo_is_the_cold_build(spec: Path) -> None:
 
 def test_every_tool_field_survives_the_json_round_trip(tmp_path: Path) -> None:
     tools = [
-        tool for spec in [*SPECS, _write(tmp_path, BASE)] for tool in built(spec, None)[0].tools
+        tool for spec in [*SPECS, _write(tmp_path, BASE)] for tool in cold_build(spec)[0].tools
     ]
     assert any(tool.request and tool.request.body and tool.request.body.encoding for tool in tools)
     assert any(tool.security and tool.security[0] and tool.security[0][0].scopes for tool in tools)
@@ -334,7 +341,7 @@ def cases_of(server: ir.Server, memo: Memo | None) -> tuple[str, list[str]]:
 
 @pytest.mark.parametrize("spec", SPECS, ids=[s.stem for s in SPECS])
 def test_cases_from_the_memo_are_the_cases_made_cold(spec: Path) -> None:
-    server = built(spec, None)[0]
+    server = cold_build(spec)[0]
     cold = cases_of(server, None)
     first = Memo({})
     assert cases_of(server, first) == cold  # recording changes nothing
