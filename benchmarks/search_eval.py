@@ -157,9 +157,18 @@ def sizes(searcher: Searcher) -> dict[str, Any]:
 
 
 def _resolve(searcher: Searcher, operation: str, base_paths: tuple[str, ...]) -> list[str]:
+    """The tools of `operation`. Where a spec gives one method and path several operations
+    told apart by a fragment (Box's `PUT /files/{file_id}#add_shared_link`), the tools share
+    the request; the fragment's tool ends with its words, and the plain one is the shortest."""
     method, _, path = operation.partition(" ")
+    path, _, fragment = path.partition("#")
     for base in ("", *base_paths):
         names = searcher.by_operation.get(f"{method} {base}{path}")
+        if names and len(names) > 1:
+            if fragment:
+                names = [n for n in names if n.endswith("_" + fragment.lower())]
+            else:
+                names = [n for n in names if len(n) == min(map(len, names))]
         if names:
             return names
     return []
