@@ -50,6 +50,8 @@ _STRONG = ("title", "name", "path", "tags")
 _ONCE = frozenset({"name", "title", "tags", "path", "parameters"})
 # A synonym counts for this much of the word itself.
 _SYNONYM_WEIGHT = 0.6
+# A capitalised word inside a query (a name, most often) counts for this much.
+_NAME_WEIGHT = 0.5
 # A question word or "my" hints at what is wanted (a read, the current user), weakly.
 _HINT_WEIGHT = 0.3
 # How much a tool's score grows with the share of the query its strong fields hold, and
@@ -62,6 +64,8 @@ _OTHER_VERB = 0.9
 _NO_VERB = 0.75
 _WIDER_SCOPE = 0.85
 _UNDO_UNASKED = 0.8
+_ONE_FOR_MANY = 0.8
+_MANY_FOR_ONE = 0.9
 _WORD = re.compile(r"[A-Za-z][a-z]+|[A-Z]+(?![a-z])|[a-z]+|[0-9]+")
 # A shortened name ends in a hash of four hex digits after a truncated word; a hash with a
 # digit in it, so that a word made of a-f ("feed", "added") is never taken for one.
@@ -77,7 +81,8 @@ _STOP_WORDS = (
     "what which who whom whose with you your there then than so just also very some "
     "want need would could should will shall may might let lets using via up out off "
     "right now again help like able still already really actually currently quickly kindly "
-    "maybe perhaps something thing things stuff everything anything"
+    "maybe perhaps something thing things stuff everything anything "
+    "has have had having been being was were am"
 )
 _STOP = frozenset(_STOP_WORDS.split())
 # Words a query says that narrow nothing by themselves but hint at a kind of operation;
@@ -336,11 +341,16 @@ def query_terms(query: str) -> list[tuple[str, tuple[tuple[str, float], ...]]]:
     synonyms (less). Values (numbers, ids, versions, quoted strings) are left out."""
     text = _QUOTED.sub(" ", query)
     wanted: dict[str, tuple[tuple[str, float], ...]] = {}
-    for chunk in text.split():
+    for place, chunk in enumerate(text.split()):
         if _is_value(chunk):
             continue
+        # A capitalised word inside a sentence is most often a name ("the Legal folder",
+        # "is Maria online"): a value more than a word of what to do; it counts for less.
+        named = place > 0 and chunk[:1].isupper() and not chunk.isupper()
         for raw in _WORD.findall(chunk):
             lower = raw.lower()
+            if len(lower) < 2:
+                continue
             hints = _HINTS.get(lower)
             if hints is not None:
                 key = "?" + lower
@@ -354,8 +364,9 @@ def query_terms(query: str) -> list[tuple[str, tuple[tuple[str, float], ...]]]:
             if said is not None:  # "look up the details": one wish said twice, both exact
                 wanted[said] = tuple((t, 1.0 if t == word else w) for t, w in wanted[said])
                 continue
-            matches = [(word, 1.0)]
-            matches += [(s, _SYNONYM_WEIGHT) for s in _SYNONYMS.get(word, ())]
+            weight = _NAME_WEIGHT if named else 1.0
+            matches = [(word, weight)]
+            matches += [(s, weight * _SYNONYM_WEIGHT) for s in _SYNONYMS.get(word, ())]
             wanted[word] = tuple(matches)
     return list(wanted.items())
 
@@ -442,9 +453,14 @@ class Document:
     method: str = ""
 
 
-def _name_text(name: str, namespace: str) -> str:
+def _name_text(name: str, namespace: str, method: str = "") -> str:
+    """The name's words, without the namespace, a shortened name's hash, and the HTTP method
+    that leads a name made from the method and path (`box_put_groups_id`: "put" is no word
+    of what the tool does, and would answer "put carol in the group")."""
     if namespace and name.startswith(namespace + "_"):
         name = name[len(namespace) + 1 :]
+    if method.upper() in ("POST", "PUT", "PATCH") and name.lower().startswith(method.lower() + "_"):
+        name = name[len(method) + 1 :]
     return _HASH_SUFFIX.sub("", name)
 
 
@@ -473,6 +489,41 @@ def _actions(title: str, name: str) -> frozenset[str]:
     return frozenset(words) | frozenset(terms(name))
 
 
+def _is_plural(word: str) -> bool:
+    """Whether `word` is an English plural ("containers", "policies"; not "status", "access")."""
+    lower = word.lower()
+    if len(lower) < 4 or not lower.endswith("s") or lower.endswith(("ss", "us", "is")):
+        return False
+    return lower.endswith("ies") or _stem(lower) == _stem(lower[:-1])
+
+
+def _plurals(query: str) -> set[str]:
+    """The terms of the query's plural words (values left out)."""
+    text = _QUOTED.sub(" ", query)
+    return {
+        _normal(raw)
+        for chunk in text.split()
+        if not _is_value(chunk)
+        for raw in _WORD.findall(chunk)
+        if raw.lower() not in _STOP and _is_plural(raw)
+    }
+
+
+def _read_of(
+    method: str, path: str, segments: tuple[frozenset[str], ...]
+) -> tuple[str, bool] | None:
+    """A GET's object (the last term of its path's last resource) and whether it reads a
+    collection (the path ends at that resource, not at a parameter after it)."""
+    if method.upper() != "GET" or not segments:
+        return None
+    last = [s for s in path.strip("/").split("/") if s]
+    literal = [s for s in last if not _PATH_PARAMETER.search(s) and not _VERSION.match(s)]
+    words = terms(literal[-1]) if literal else []
+    if not words:
+        return None
+    return words[-1], not _PATH_PARAMETER.search(last[-1])
+
+
 class SearchIndex:
     """BM25F over weighted fields; `search` answers with tool names, best first."""
 
@@ -480,17 +531,21 @@ class SearchIndex:
         self._names: list[str] = []
         # Per tool, per field: term -> count; and the field's length in terms.
         self._fields: list[dict[str, Counter[str]]] = []
+        self._terms_of: list[set[str]] = []
         self._lengths: list[dict[str, int]] = []
         self._segments: list[tuple[frozenset[str], ...]] = []
         self._scopes: list[frozenset[str]] = []
         self._actions: list[frozenset[str]] = []
+        # A read's object (the last word of its path's last resource), and whether it reads
+        # many (the path ends at a resource) or one (it ends at a parameter).
+        self._reads: list[tuple[str, bool] | None] = []
         postings: dict[str, set[int]] = {}
         totals: Counter[str] = Counter()
         for index, document in enumerate(documents):
             resources, segments = _path_parts(document.path)
             texts = {
                 "title": document.title,
-                "name": _name_text(document.name, document.namespace),
+                "name": _name_text(document.name, document.namespace, document.method),
                 "tags": " ".join(document.tags),
                 "path": resources,
                 "parameters": " ".join(document.parameters),
@@ -499,11 +554,13 @@ class SearchIndex:
             bags = {field: Counter(terms(text)) for field, text in texts.items()}
             self._names.append(document.name)
             self._fields.append(bags)
+            self._terms_of.append({t for bag in bags.values() for t in bag})
             self._lengths.append({field: sum(bag.values()) for field, bag in bags.items()})
             self._segments.append(segments)
-            self._scopes.append(frozenset(bags["title"]) | frozenset(bags["name"]))
+            self._scopes.append(frozenset(bags["name"]) | frozenset(bags["path"]))
             method = tuple(_normal(v) for v in _METHOD_VERBS.get(document.method.upper(), ()))
             self._actions.append(_actions(texts["title"], texts["name"]) | set(method))
+            self._reads.append(_read_of(document.method, document.path, segments))
             for field, bag in bags.items():
                 totals[field] += sum(bag.values())
                 for term in bag:
@@ -520,6 +577,11 @@ class SearchIndex:
 
     def __len__(self) -> int:
         return len(self._names)
+
+    def _fields_of(self, index: int) -> set[str]:
+        """Every term of tool `index`."""
+        found = self._terms_of[index]
+        return found
 
     def _term_score(self, index: int, term: str) -> tuple[float, bool]:
         """BM25F's saturated, weighted frequency of `term` in tool `index` (times its idf),
@@ -551,23 +613,33 @@ class SearchIndex:
         words = [key for key in (k for k, _ in wanted) if not key.startswith("?")]
         # The verbs asked for: the leading one (a question asks for a read), and the others.
         lead, verbs = _verbs(query, wanted)
+        plural = _plurals(query)
         scores: dict[int, float] = {}
         for index in candidates:
             if keep is not None and self._names[index] not in keep:
                 continue
             total = 0.0
             covered = 0.0
-            for _, matches in wanted:
-                best, best_strong = 0.0, 0.0
-                for term, weight in matches:
-                    if term not in self._idf:
+            # Each word of the tool answers one word of the query: a word said (an exact
+            # match) first, then synonyms among the words left ("invite a new user" does not
+            # find "add" twice, once for "invite" and once for "new").
+            used: set[str] = set()
+            for exact in (True, False):
+                for _, matches in wanted:
+                    best, best_strong, best_term = 0.0, 0.0, ""
+                    if exact != (matches[0][0] in self._fields_of(index)):
                         continue
-                    score, strong = self._term_score(index, term)
-                    best = max(best, weight * score)
-                    if strong:
-                        best_strong = max(best_strong, weight)
-                total += best
-                covered += best_strong
+                    for term, weight in matches:
+                        if term not in self._idf or (term in used and weight < 1.0):
+                            continue
+                        score, strong = self._term_score(index, term)
+                        if weight * score > best:
+                            best, best_term = weight * score, term
+                        if strong and score > 0.0:
+                            best_strong = max(best_strong, weight)
+                    used.add(best_term)
+                    total += best
+                    covered += best_strong
             if total <= 0.0:
                 continue
             # A tool whose title, name or path holds every word asked for is what was asked
@@ -585,6 +657,12 @@ class SearchIndex:
             # The kind of action asked for: the leading verb's, or at least another's.
             if lead and not lead & self._actions[index]:
                 total *= _OTHER_VERB if verbs & self._actions[index] else _NO_VERB
+            # Many things asked for ("the open pull requests"): a list before a single read.
+            read = self._reads[index]
+            if read is not None and read[0] in plural:
+                total *= 1.0 if read[1] else _ONE_FOR_MANY
+            elif read is not None and read[0] in asked and read[1]:
+                total *= _MANY_FOR_ONE
             # A narrow scope before a wide one, unless asked.
             if (self._scopes[index] & _SCOPE_WORDS) - set(words):
                 total *= _WIDER_SCOPE
