@@ -408,14 +408,19 @@ _READ = frozenset({_normal("get"), _normal("list")})
 
 
 def _verbs(
-    query: str, wanted: list[tuple[str, tuple[tuple[str, float], ...]]]
+    query: str,
+    wanted: list[tuple[str, tuple[tuple[str, float], ...]]],
+    own: frozenset[str] = frozenset(),
 ) -> tuple[set[str], set[str]]:
     """The terms of the query's leading verb (a question's: get, list) and of all its verbs:
-    "show the disputes opened against me" shows; "opened" only describes."""
+    "show the disputes opened against me" shows; "opened" only describes. A query that
+    starts with one of the catalogue's `own` verbs ("snooze the incident") asks for it."""
     words = _WORD.findall(query)
     every = {term for key, matches in wanted if key in _VERBS for term, _ in matches}
     if words and words[0].lower() in _QUESTION:
         return set(_READ), every | _READ
+    if words and wanted and wanted[0][0] == _normal(words[0]) and wanted[0][0] in own:
+        return {term for term, _ in wanted[0][1]}, every | {wanted[0][0]}
     for key, matches in wanted:
         if key in _VERBS:
             return {term for term, _ in matches}, every
@@ -480,13 +485,25 @@ def _beyond_asked(segments: tuple[frozenset[str], ...], asked: set[str]) -> bool
     return last >= 0 and any(not seg & asked for seg in segments[last + 1 :])
 
 
-def _actions(title: str, name: str) -> frozenset[str]:
+def _actions(title: str, name: str, verbs: frozenset[str] = frozenset()) -> frozenset[str]:
     """What a tool does: its title's leading verb ("Check if a user can be assigned" checks),
     else every word of its title and name (a title that starts with a noun)."""
     words = terms(title)
-    if words and words[0] in _VERBS:
+    if words and (words[0] in _VERBS or words[0] in verbs):
         return frozenset(words[:1])
     return frozenset(words) | frozenset(terms(name))
+
+
+_ARTICLES = frozenset("a an the one all multiple your this".split())
+
+
+def _title_verb(title: str) -> str:
+    """A title's first word when an article follows it ("Snooze an incident", "Tag an
+    image"): a verb of the catalogue's own, whatever the everyday list says."""
+    words = _WORD.findall(title)
+    if len(words) > 2 and words[1].lower() in _ARTICLES and words[0].lower() not in _STOP:
+        return _normal(words[0])
+    return ""
 
 
 def _is_plural(word: str) -> bool:
@@ -541,6 +558,9 @@ class SearchIndex:
         self._reads: list[tuple[str, bool] | None] = []
         postings: dict[str, set[int]] = {}
         totals: Counter[str] = Counter()
+        documents = list(documents)
+        own = frozenset(_title_verb(d.title) for d in documents) - {""}
+        self._own_verbs = own
         for index, document in enumerate(documents):
             resources, segments = _path_parts(document.path)
             texts = {
@@ -559,7 +579,7 @@ class SearchIndex:
             self._segments.append(segments)
             self._scopes.append(frozenset(bags["name"]) | frozenset(bags["path"]))
             method = tuple(_normal(v) for v in _METHOD_VERBS.get(document.method.upper(), ()))
-            self._actions.append(_actions(texts["title"], texts["name"]) | set(method))
+            self._actions.append(_actions(texts["title"], texts["name"], own) | set(method))
             self._reads.append(_read_of(document.method, document.path, segments))
             for field, bag in bags.items():
                 totals[field] += sum(bag.values())
@@ -612,7 +632,7 @@ class SearchIndex:
         asked = {term for _, matches in wanted for term, _ in matches}
         words = [key for key in (k for k, _ in wanted) if not key.startswith("?")]
         # The verbs asked for: the leading one (a question asks for a read), and the others.
-        lead, verbs = _verbs(query, wanted)
+        lead, verbs = _verbs(query, wanted, self._own_verbs)
         plural = _plurals(query)
         scores: dict[int, float] = {}
         for index in candidates:
