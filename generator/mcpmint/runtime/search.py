@@ -34,14 +34,14 @@ from dataclasses import dataclass
 __all__ = ["Document", "SearchIndex", "query_terms", "terms"]
 
 # BM25's usual constants: term frequency saturation and length normalisation.
-_K1 = 1.2
+_K1 = 1.6
 _B = 0.75
 _FIELD_WEIGHTS = {
     "title": 3.0,
     "name": 2.0,
     "tags": 1.5,
     "path": 1.5,
-    "parameters": 0.5,
+    "parameters": 0.25,
     "description": 1.0,
 }
 # The fields that say what a tool *is* (a match there is what was asked for).
@@ -58,9 +58,9 @@ _HINT_WEIGHT = 0.3
 # with the share of its title the query asked for; and what each preference costs the tool
 # that does not meet it (see `SearchIndex.search`).
 _COVERED = 1.0
-_PRECISE = 1.0
+_PRECISE = 2.0
 _OTHER_OBJECT = 0.8
-_OTHER_VERB = 0.9
+_OTHER_VERB = 0.7
 _NO_VERB = 0.75
 _WIDER_SCOPE = 0.85
 _UNDO_UNASKED = 0.8
