@@ -334,15 +334,19 @@ def _is_value(chunk: str) -> bool:
 
 
 _INNER = re.compile(r"\w[.:]\w")
+# "logged in", "signed in": the caller's session, not a log.
+_SIGNED_IN = re.compile(r"\b(?:log|logged|sign|signed)[ -]in\b", re.IGNORECASE)
 
 
 def query_terms(query: str) -> list[tuple[str, tuple[tuple[str, float], ...]]]:
     """Each word of `query` that counts, with what it matches: itself (weight 1) and its
     synonyms (less). Values (numbers, ids, versions, quoted strings) are left out."""
-    text = _QUOTED.sub(" ", query)
+    text = _SIGNED_IN.sub("authenticated", _QUOTED.sub(" ", query))
     wanted: dict[str, tuple[tuple[str, float], ...]] = {}
+    before = ""
     for place, chunk in enumerate(text.split()):
         if _is_value(chunk):
+            before = ""
             continue
         # A capitalised word inside a sentence is most often a name ("the Legal folder",
         # "is Maria online"): a value more than a word of what to do; it counts for less.
@@ -366,9 +370,20 @@ def query_terms(query: str) -> list[tuple[str, tuple[tuple[str, float], ...]]]:
                 continue
             weight = _NAME_WEIGHT if named else 1.0
             matches = [(word, weight)]
+            if word in _VERBS and before in _DETERMINERS:
+                # "the open incidents", "all running containers": a state, not an action
+                # (itself only, and no verb).
+                wanted[word + _STATE] = tuple(matches)
+                continue
             matches += [(s, weight * _SYNONYM_WEIGHT) for s in _SYNONYMS.get(word, ())]
             wanted[word] = tuple(matches)
+        before = chunk.lower()
     return list(wanted.items())
+
+
+_DETERMINERS = frozenset("the all my our any every only these those its their your".split())
+# The mark of a verb said as a state: the key is then no verb.
+_STATE = "~"
 
 
 # Verbs: when a query says one, a tool whose title and method say none of its kind comes
@@ -382,7 +397,7 @@ interrupt start run begin launch trigger execute rerun resume spin send transfer
 dispatch notify email assign attach invite append insert include grant unassign detach revoke
 kick uninvite search find query filter download export upload import approve merge fork copy
 duplicate clone move transition archive unarchive pin unpin star unstar restart pause unpause
-watch follow subscribe unsubscribe close reopen mark complete finish compare count test verify
+watch follow subscribe unsubscribe close reopen mark complete finish resolve compare count test verify
 validate enable disable join leave connect disconnect push build lock unlock block unblock
 accept reject deny capture pay void finalize confirm expire resize rotate sync reset replace
 upvote vote obtain grab print upgrade downgrade bump tweak toggle flip overwrite scale nuke
@@ -472,9 +487,13 @@ def _name_text(name: str, namespace: str, method: str = "") -> str:
 def _path_parts(path: str) -> tuple[str, tuple[frozenset[str], ...]]:
     """The path's resources (its literal segments, without versions) as text, and each
     one's terms in order."""
-    segments = [s for s in path.strip("/").split("/") if s]
+    segments = [_SELF.get(s.lower(), s) for s in path.strip("/").split("/") if s]
     literal = [s for s in segments if not _PATH_PARAMETER.search(s) and not _VERSION.match(s)]
     return " ".join(literal), tuple(frozenset(terms(s)) for s in literal)
+
+
+# A path that names the caller (`/users/me`, `/accounts/self`) reads the current user.
+_SELF = {"me": "current", "self": "current", "myself": "current", "my": "current"}
 
 
 def _beyond_asked(segments: tuple[frozenset[str], ...], asked: set[str]) -> bool:
@@ -531,7 +550,7 @@ def _read_of(
 ) -> tuple[str, bool] | None:
     """A GET's object (the last term of its path's last resource) and whether it reads a
     collection (the path ends at that resource, not at a parameter after it)."""
-    if method.upper() != "GET" or not segments:
+    if method.upper() not in ("GET", "PUT", "PATCH") or not segments:
         return None
     last = [s for s in path.strip("/").split("/") if s]
     literal = [s for s in last if not _PATH_PARAMETER.search(s) and not _VERSION.match(s)]
