@@ -123,6 +123,7 @@ _SHORT_FORMS = {
     "ci": "workflow",
     "db": "database",
     "pwd": "password",
+    "every": "all",
 }
 # Everyday words for the same thing, general to APIs (verbs, then nouns). Each line is a
 # group: every word of it also matches the others, at `_SYNONYM_WEIGHT`.
