@@ -542,7 +542,12 @@ def test_a_verb_after_a_determiner_is_a_state_and_a_name_counts_less() -> None:
     assert "open" not in found
     (maria,) = [m for k, m in query_terms("is Maria online") if k == "maria"]
     assert maria == (("maria", _NAME_WEIGHT),)
-    assert [k for k, _ in query_terms("tail the logs of bob's pod")] == ["tail", "log", "bob", "pod"]
+    assert [k for k, _ in query_terms("tail the logs of bob's pod")] == [
+        "tail",
+        "log",
+        "bob",
+        "pod",
+    ]
 
 
 def test_the_catalogues_own_verbs_lead_a_query() -> None:
