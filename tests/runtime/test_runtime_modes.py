@@ -28,8 +28,6 @@ from mcpmint.runtime.search import (
     _NAME_WEIGHT,
     Document,
     SearchIndex,
-    _name_text,
-    _title_verb,
     query_terms,
     terms,
 )
@@ -518,15 +516,6 @@ def test_a_plural_asks_for_the_list_and_all_in_a_title_is_no_wide_scope() -> Non
     assert index.search("update the incident", 1) == ["x_put_incident"]
 
 
-def test_a_name_made_of_method_and_path_loses_the_method_word() -> None:
-    assert terms(_name_text("box_put_groups_id", "box", "PUT")) == ["group", "identifier"]
-    assert terms(_name_text("slack_chat_post_message", "slack", "POST")) == [
-        "chat",
-        "post",
-        "messag",
-    ]
-
-
 def test_logged_in_and_a_path_to_me_mean_the_current_user() -> None:
     index = index_of(
         ("x_get_users_me", "Get current user", "/users/me"),
@@ -548,16 +537,6 @@ def test_a_verb_after_a_determiner_is_a_state_and_a_name_counts_less() -> None:
         "bob",
         "pod",
     ]
-
-
-def test_the_catalogues_own_verbs_lead_a_query() -> None:
-    assert _title_verb("Snooze an incident") == "snooz"
-    assert _title_verb("Incident notes") == ""
-    index = index_of(
-        ("x_post_snooze", "Snooze an incident", "/incidents/{id}/snooze"),
-        ("x_get_snoozed", "List snoozed incidents for the incident", "/incidents/{id}/snoozed"),
-    )
-    assert index.search("snooze the incident", 1) == ["x_post_snooze"]
 
 
 def test_every_namespace_asks_for_the_all_namespaces_twin() -> None:
