@@ -1,11 +1,10 @@
 """Finding tools by words: a BM25F index over the catalogue, for dynamic mode.
 
 Each tool is a set of weighted fields: its title (the summary: what the tool does), its name
-(without the namespace's words, a shortened name's hash, and the POST/PUT/PATCH that leads a
-name made from method and path), its tags, its path's resources (the literal segments,
-without versions and parameters; `me` and `self` read "current"), its parameters' names, and
-its description. Each field is length-normalised on its own (BM25F), so a long description
-neither drowns a short title nor penalises its tool.
+(without the namespace's words and a shortened name's hash), its tags, its path's resources
+(the literal segments, without versions and parameters; `me` and `self` read "current"), its
+parameters' names, and its description. Each field is length-normalised on its own (BM25F),
+so a long description neither drowns a short title nor penalises its tool.
 
 Words are lower-cased, split at punctuation and camelCase, stemmed by a few suffix rules and
 stripped of stop words. A query is read as a person writes it: values are not words to
@@ -19,13 +18,12 @@ incidents"), not an action.
 
 Preferences break near ties the way a person would: a tool whose title holds what was asked
 and little else; the kind of action the query's leading verb asks for (a question asks for
-a read; a query may lead with one of the catalogue's own verbs, a title's first word before
-an article: "Snooze an incident"); the object's own tool before a related object's (a path
-that goes on past the last resource the query names: "delete the branch" is not "delete
-the branch's protection"); a list when many are asked for ("the open pull requests"), one
-item when one is; a tool that undoes (delete, end, disable) only when undoing is asked; and
-a narrow scope before a wide one unless the wide one is asked for ("for an enterprise", "for
-all namespaces", "in every namespace", "admin"), the scope read from the name and path.
+a read); the object's own tool before a related object's (a path that goes on past the last
+resource the query names: "delete the branch" is not "delete the branch's protection"); a
+list when many are asked for ("the open pull requests"), one item when one is; a tool that
+undoes (delete, end, disable) only when undoing is asked; and a narrow scope before a wide
+one unless the wide one is asked for ("for an enterprise", "for all namespaces", "in every
+namespace", "admin"), the scope read from the name and path.
 
 Pure Python, built when the server starts (GitHub's 1,223 tools: 0.1 s for the index); a
 search takes a few milliseconds to a few tens of them. Over 600 lines: a third of it is the
@@ -435,19 +433,14 @@ _READ = frozenset({_normal("get"), _normal("list")})
 
 
 def _verbs(
-    query: str,
-    wanted: list[tuple[str, tuple[tuple[str, float], ...]]],
-    own: frozenset[str] = frozenset(),
+    query: str, wanted: list[tuple[str, tuple[tuple[str, float], ...]]]
 ) -> tuple[set[str], set[str]]:
     """The terms of the query's leading verb (a question's: get, list) and of all its verbs:
-    "show the disputes opened against me" shows; "opened" only describes. A query that
-    starts with one of the catalogue's `own` verbs ("snooze the incident") asks for it."""
+    "show the disputes opened against me" shows; "opened" only describes."""
     words = _WORD.findall(query)
     every = {term for key, matches in wanted if key in _VERBS for term, _ in matches}
     if words and words[0].lower() in _QUESTION:
         return set(_READ), every | _READ
-    if words and wanted and wanted[0][0] == _normal(words[0]) and wanted[0][0] in own:
-        return {term for term, _ in wanted[0][1]}, every | {wanted[0][0]}
     for key, matches in wanted:
         if key in _VERBS:
             return {term for term, _ in matches}, every
@@ -485,14 +478,9 @@ class Document:
     method: str = ""
 
 
-def _name_text(name: str, namespace: str, method: str = "") -> str:
-    """The name's words, without the namespace, a shortened name's hash, and the HTTP method
-    that leads a name made from the method and path (`box_put_groups_id`: "put" is no word
-    of what the tool does, and would answer "put carol in the group")."""
+def _name_text(name: str, namespace: str) -> str:
     if namespace and name.startswith(namespace + "_"):
         name = name[len(namespace) + 1 :]
-    if method.upper() in ("POST", "PUT", "PATCH") and name.lower().startswith(method.lower() + "_"):
-        name = name[len(method) + 1 :]
     return _HASH_SUFFIX.sub("", name)
 
 
@@ -516,26 +504,13 @@ def _beyond_asked(segments: tuple[frozenset[str], ...], asked: set[str]) -> bool
     return last >= 0 and any(not seg & asked for seg in segments[last + 1 :])
 
 
-def _actions(title: str, name: str, verbs: frozenset[str] = frozenset()) -> frozenset[str]:
+def _actions(title: str, name: str) -> frozenset[str]:
     """What a tool does: its title's leading verb ("Check if a user can be assigned" checks),
     else every word of its title and name (a title that starts with a noun)."""
     words = terms(title)
-    if words and (words[0] in _VERBS or words[0] in verbs):
+    if words and words[0] in _VERBS:
         return frozenset(words[:1])
     return frozenset(words) | frozenset(terms(name))
-
-
-_ARTICLE_WORDS = "a an the one all multiple your this"
-_ARTICLES = frozenset(_ARTICLE_WORDS.split())
-
-
-def _title_verb(title: str) -> str:
-    """A title's first word when an article follows it ("Snooze an incident", "Tag an
-    image"): a verb of the catalogue's own, whatever the everyday list says."""
-    words = _WORD.findall(title)
-    if len(words) > 2 and words[1].lower() in _ARTICLES and words[0].lower() not in _STOP:
-        return _normal(words[0])
-    return ""
 
 
 def _is_plural(word: str) -> bool:
@@ -590,14 +565,11 @@ class SearchIndex:
         self._reads: list[tuple[str, bool] | None] = []
         postings: dict[str, set[int]] = {}
         totals: Counter[str] = Counter()
-        documents = list(documents)
-        own = frozenset(_title_verb(d.title) for d in documents) - {""}
-        self._own_verbs = own
         for index, document in enumerate(documents):
             resources, segments = _path_parts(document.path)
             texts = {
                 "title": document.title,
-                "name": _name_text(document.name, document.namespace, document.method),
+                "name": _name_text(document.name, document.namespace),
                 "tags": " ".join(document.tags),
                 "path": resources,
                 "parameters": " ".join(document.parameters),
@@ -611,7 +583,7 @@ class SearchIndex:
             self._segments.append(segments)
             self._scopes.append(frozenset(bags["name"]) | frozenset(bags["path"]))
             method = tuple(_normal(v) for v in _METHOD_VERBS.get(document.method.upper(), ()))
-            self._actions.append(_actions(texts["title"], texts["name"], own) | set(method))
+            self._actions.append(_actions(texts["title"], texts["name"]) | set(method))
             self._reads.append(_read_of(document.method, document.path, segments))
             for field, bag in bags.items():
                 totals[field] += sum(bag.values())
@@ -664,7 +636,7 @@ class SearchIndex:
         asked = {term for _, matches in wanted for term, _ in matches}
         words = [key for key in (k for k, _ in wanted) if not key.startswith("?")]
         # The verbs asked for: the leading one (a question asks for a read), and the others.
-        lead, verbs = _verbs(query, wanted, self._own_verbs)
+        lead, verbs = _verbs(query, wanted)
         plural = _plurals(query)
         scores: dict[int, float] = {}
         for index in candidates:
