@@ -24,6 +24,7 @@ sources outside the runtime (the search lives in the runtime: changing it keeps 
 from __future__ import annotations
 
 import argparse
+import gzip
 import hashlib
 import json
 import sys
@@ -39,6 +40,7 @@ CORPUS = ROOT.parent / "shared" / "corpus"
 if not CORPUS.is_dir():
     CORPUS = Path("/work/shared/corpus")
 TASKS = Path(__file__).resolve().parent / "search_tasks"
+SPECS = Path(__file__).resolve().parent / "search_specs"
 LIMIT = 5
 
 
@@ -157,20 +159,41 @@ def sizes(searcher: Searcher) -> dict[str, Any]:
 
 
 def _resolve(searcher: Searcher, operation: str, base_paths: tuple[str, ...]) -> list[str]:
+    """The tools of `operation`. Where a spec gives one method and path several operations
+    told apart by a fragment (Box's `PUT /files/{file_id}#add_shared_link`), the tools share
+    the request; the fragment's tool ends with its words, and the plain one is the shortest."""
     method, _, path = operation.partition(" ")
+    path, _, fragment = path.partition("#")
     for base in ("", *base_paths):
         names = searcher.by_operation.get(f"{method} {base}{path}")
+        if names and len(names) > 1:
+            if fragment:
+                names = [n for n in names if n.endswith("_" + fragment.lower())]
+            else:
+                names = [n for n in names if len(n) == min(map(len, names))]
         if names:
             return names
     return []
 
 
+def spec_of(suite: dict[str, Any], folder: Path) -> Path:
+    """The spec a task set names: `spec` in the corpus, or `spec_file` (gzipped JSON) among
+    benchmarks/search_specs/, unpacked into `folder`."""
+    if "spec" in suite:
+        return CORPUS / str(suite["spec"])
+    packed = SPECS / str(suite["spec_file"])
+    spec = folder / packed.name.removesuffix(".gz")
+    spec.write_bytes(gzip.decompress(packed.read_bytes()))
+    return spec
+
+
 def evaluate(name: str, cache: Path | None, show_misses: bool) -> dict[str, Any]:
     spec_file = TASKS / f"{name}.yaml"
     suite = yaml.safe_load(spec_file.read_text(encoding="utf-8"))
-    spec = CORPUS / suite["spec"]
     started = time.perf_counter()
-    searcher = Searcher(build_catalog_json(spec, suite["namespace"], cache))
+    with tempfile.TemporaryDirectory() as folder:
+        spec = spec_of(suite, Path(folder))
+        searcher = Searcher(build_catalog_json(spec, suite["namespace"], cache))
     built = time.perf_counter() - started
     tuning, held_out = split(suite["tasks"])
     row: dict[str, Any] = {"api": name, "tools": len(searcher.catalog.tools), "build_s": built}

@@ -24,7 +24,13 @@ from mcpmint.runtime.audit import AuditLog
 from mcpmint.runtime.catalog import Catalog, CatalogError, load_catalog
 from mcpmint.runtime.modes import ToolRouter, _one_line, fit_schema, meta_tool_definitions
 from mcpmint.runtime.projection import Projection, project, take_format
-from mcpmint.runtime.search import Document, SearchIndex, query_terms, terms
+from mcpmint.runtime.search import (
+    _NAME_WEIGHT,
+    Document,
+    SearchIndex,
+    query_terms,
+    terms,
+)
 from mcpmint.runtime.server import ConfigurationError, build_server
 
 pytestmark = pytest.mark.anyio
@@ -487,6 +493,60 @@ def test_the_search_prefers_the_verb_the_object_and_the_narrow_scope_asked_for()
     # A synonym of the verb ("stop" ~ "cancel"); a question asks for a read.
     assert index.search("stop run 9876543210", 1) == ["x_post_cancel"]
     assert index.search("is the branch there", 1) == ["x_get_branch"]
+
+
+def test_a_tool_word_answers_one_query_word() -> None:
+    index = index_of(
+        ("x_post_members", "Add a member", "/members"),
+        ("x_post_invitations", "Invite a member", "/invitations"),
+    )
+    # "invite" ~ add and "new" ~ add: one "add" in the title answers one of them, not both.
+    assert index.search("invite a new member", 1) == ["x_post_invitations"]
+
+
+def test_a_plural_asks_for_the_list_and_all_in_a_title_is_no_wide_scope() -> None:
+    index = index_of(
+        ("x_get_versions", "List all file versions", "/files/{f}/versions"),
+        ("x_get_version", "Get file version", "/files/{f}/versions/{v}"),
+        ("x_put_incidents", "Update incidents", "/incidents"),
+        ("x_put_incident", "Update an incident", "/incidents/{id}"),
+    )
+    assert index.search("show earlier versions of the spec document", 1) == ["x_get_versions"]
+    assert index.search("update the incidents", 1) == ["x_put_incidents"]
+    assert index.search("update the incident", 1) == ["x_put_incident"]
+
+
+def test_logged_in_and_a_path_to_me_mean_the_current_user() -> None:
+    index = index_of(
+        ("x_get_users_me", "Get current user", "/users/me"),
+        ("x_get_audit_logs", "List audit logs", "/audit/logs"),
+        ("x_get_user", "Get a user", "/users/{id}"),
+    )
+    assert index.search("who am I logged in as", 1) == ["x_get_users_me"]
+
+
+def test_a_verb_after_a_determiner_is_a_state_and_a_name_counts_less() -> None:
+    found = dict(query_terms("resolve the open incidents"))
+    assert found["open~"] == (("open", 1.0),)  # no synonyms (create, add...), and no verb
+    assert "open" not in found
+    (maria,) = [m for k, m in query_terms("is Maria online") if k == "maria"]
+    assert maria == (("maria", _NAME_WEIGHT),)
+    assert [k for k, _ in query_terms("tail the logs of bob's pod")] == [
+        "tail",
+        "log",
+        "bob",
+        "pod",
+    ]
+
+
+def test_every_namespace_asks_for_the_all_namespaces_twin() -> None:
+    pods = SearchIndex(
+        [
+            Document("x_list_pod_for_all_namespaces", "List pods", "", path="/api/v1/pods"),
+            Document("x_list_namespaced_pod", "List pods", "", path="/api/v1/namespaces/{n}/pods"),
+        ]
+    )
+    assert pods.search("list the pods in every namespace", 1) == ["x_list_pod_for_all_namespaces"]
 
 
 def test_a_shortened_names_hash_and_cut_word_are_not_words() -> None:

@@ -2,25 +2,33 @@
 
 Each tool is a set of weighted fields: its title (the summary: what the tool does), its name
 (without the namespace's words and a shortened name's hash), its tags, its path's resources
-(the literal segments, without versions and parameters), its parameters' names, and its
-description. Each field is length-normalised on its own (BM25F), so a long description
-neither drowns a short title nor penalises its tool.
+(the literal segments, without versions and parameters; `me` and `self` read "current"), its
+parameters' names, and its description. Each field is length-normalised on its own (BM25F),
+so a long description neither drowns a short title nor penalises its tool.
 
 Words are lower-cased, split at punctuation and camelCase, stemmed by a few suffix rules and
 stripped of stop words. A query is read as a person writes it: values are not words to
-match (a number, an id such as `cus_OaR8x1` or `3f9a2b1`, a version, a quoted string), and
-each word also matches its general synonyms at a lower weight (stop ~ cancel, show ~ list,
-send ~ transfer, spend ~ cost ~ billing): the same everyday words for every API, not a list
-per API. Preferences break near ties the way a person would: a tool whose title holds what
-was asked and little else; the kind of action the query's leading verb asks for (a question
-asks for a read); the object's own tool before a related object's (a path that goes on past
-the last resource the query names: "delete the branch" is not "delete the branch's
-protection"); a tool that undoes (delete, end, disable) only when undoing is asked; and a
-narrow scope before a wide one unless the wide one is asked for ("for an enterprise", "for
-all namespaces", "admin").
+match (a number, an id such as `cus_OaR8x1` or `3f9a2b1`, a version, a quoted string), a
+capitalised word inside it is most often a name and counts for less, "logged in" is the
+caller's session, and each word also matches its general synonyms at a lower weight (stop ~
+cancel, show ~ list, send ~ transfer, spend ~ cost ~ billing): the same everyday words for
+every API, not a list per API. A word of a tool answers one word of the query: "invite a
+new user" does not find "add" twice. A verb after a determiner is a state ("the open
+incidents"), not an action.
 
-Pure Python, built when the server starts (GitHub's 1,223 tools: 0.44 s); a search takes
-a few milliseconds to a few tens of them.
+Preferences break near ties the way a person would: a tool whose title holds what was asked
+and little else; the kind of action the query's leading verb asks for (a question asks for
+a read); the object's own tool before a related object's (a path that goes on past the last
+resource the query names: "delete the branch" is not "delete the branch's protection"); a
+list when many are asked for ("the open pull requests"), one item when one is; a tool that
+undoes (delete, end, disable) only when undoing is asked; and a narrow scope before a wide
+one unless the wide one is asked for ("for an enterprise", "for all namespaces", "in every
+namespace", "admin"), the scope read from the name and path.
+
+Pure Python, built when the server starts (GitHub's 1,223 tools: 0.1 s for the index); a
+search takes a few milliseconds to a few tens of them. Over 600 lines: a third of it is the
+word lists (stop words, short forms, synonyms, verbs), which read best beside the rules that
+use them.
 """
 
 from __future__ import annotations
@@ -34,14 +42,14 @@ from dataclasses import dataclass
 __all__ = ["Document", "SearchIndex", "query_terms", "terms"]
 
 # BM25's usual constants: term frequency saturation and length normalisation.
-_K1 = 1.2
+_K1 = 1.6
 _B = 0.75
 _FIELD_WEIGHTS = {
     "title": 3.0,
     "name": 2.0,
     "tags": 1.5,
     "path": 1.5,
-    "parameters": 0.5,
+    "parameters": 0.25,
     "description": 1.0,
 }
 # The fields that say what a tool *is* (a match there is what was asked for).
@@ -50,18 +58,22 @@ _STRONG = ("title", "name", "path", "tags")
 _ONCE = frozenset({"name", "title", "tags", "path", "parameters"})
 # A synonym counts for this much of the word itself.
 _SYNONYM_WEIGHT = 0.6
+# A capitalised word inside a query (a name, most often) counts for this much.
+_NAME_WEIGHT = 0.5
 # A question word or "my" hints at what is wanted (a read, the current user), weakly.
 _HINT_WEIGHT = 0.3
 # How much a tool's score grows with the share of the query its strong fields hold, and
 # with the share of its title the query asked for; and what each preference costs the tool
 # that does not meet it (see `SearchIndex.search`).
 _COVERED = 1.0
-_PRECISE = 1.0
+_PRECISE = 2.0
 _OTHER_OBJECT = 0.8
-_OTHER_VERB = 0.9
+_OTHER_VERB = 0.7
 _NO_VERB = 0.75
 _WIDER_SCOPE = 0.85
 _UNDO_UNASKED = 0.8
+_ONE_FOR_MANY = 0.8
+_MANY_FOR_ONE = 0.9
 _WORD = re.compile(r"[A-Za-z][a-z]+|[A-Z]+(?![a-z])|[a-z]+|[0-9]+")
 # A shortened name ends in a hash of four hex digits after a truncated word; a hash with a
 # digit in it, so that a word made of a-f ("feed", "added") is never taken for one.
@@ -77,7 +89,8 @@ _STOP_WORDS = (
     "what which who whom whose with you your there then than so just also very some "
     "want need would could should will shall may might let lets using via up out off "
     "right now again help like able still already really actually currently quickly kindly "
-    "maybe perhaps something thing things stuff everything anything"
+    "maybe perhaps something thing things stuff everything anything "
+    "has have had having been being was were am"
 )
 _STOP = frozenset(_STOP_WORDS.split())
 # Words a query says that narrow nothing by themselves but hint at a kind of operation;
@@ -118,6 +131,7 @@ _SHORT_FORMS = {
     "ci": "workflow",
     "db": "database",
     "pwd": "password",
+    "every": "all",
 }
 # Everyday words for the same thing, general to APIs (verbs, then nouns). Each line is a
 # group: every word of it also matches the others, at `_SYNONYM_WEIGHT`.
@@ -329,18 +343,27 @@ def _is_value(chunk: str) -> bool:
 
 
 _INNER = re.compile(r"\w[.:]\w")
+# "logged in", "signed in": the caller's session, not a log.
+_SIGNED_IN = re.compile(r"\b(?:log|logged|sign|signed)[ -]in\b", re.IGNORECASE)
 
 
 def query_terms(query: str) -> list[tuple[str, tuple[tuple[str, float], ...]]]:
     """Each word of `query` that counts, with what it matches: itself (weight 1) and its
     synonyms (less). Values (numbers, ids, versions, quoted strings) are left out."""
-    text = _QUOTED.sub(" ", query)
+    text = _SIGNED_IN.sub("authenticated", _QUOTED.sub(" ", query))
     wanted: dict[str, tuple[tuple[str, float], ...]] = {}
-    for chunk in text.split():
+    before = ""
+    for place, chunk in enumerate(text.split()):
         if _is_value(chunk):
+            before = ""
             continue
+        # A capitalised word inside a sentence is most often a name ("the Legal folder",
+        # "is Maria online"): a value more than a word of what to do; it counts for less.
+        named = place > 0 and chunk[:1].isupper() and not chunk.isupper()
         for raw in _WORD.findall(chunk):
             lower = raw.lower()
+            if len(lower) < 2:
+                continue
             hints = _HINTS.get(lower)
             if hints is not None:
                 key = "?" + lower
@@ -354,10 +377,23 @@ def query_terms(query: str) -> list[tuple[str, tuple[tuple[str, float], ...]]]:
             if said is not None:  # "look up the details": one wish said twice, both exact
                 wanted[said] = tuple((t, 1.0 if t == word else w) for t, w in wanted[said])
                 continue
-            matches = [(word, 1.0)]
-            matches += [(s, _SYNONYM_WEIGHT) for s in _SYNONYMS.get(word, ())]
+            weight = _NAME_WEIGHT if named else 1.0
+            matches = [(word, weight)]
+            if word in _VERBS and before in _DETERMINERS:
+                # "the open incidents", "all running containers": a state, not an action
+                # (itself only, and no verb).
+                wanted[word + _STATE] = tuple(matches)
+                continue
+            matches += [(s, weight * _SYNONYM_WEIGHT) for s in _SYNONYMS.get(word, ())]
             wanted[word] = tuple(matches)
+        before = chunk.lower()
     return list(wanted.items())
+
+
+_DETERMINER_WORDS = "the all my our any every only these those its their your"
+_DETERMINERS = frozenset(_DETERMINER_WORDS.split())
+# The mark of a verb said as a state: the key is then no verb.
+_STATE = "~"
 
 
 # Verbs: when a query says one, a tool whose title and method say none of its kind comes
@@ -371,8 +407,8 @@ interrupt start run begin launch trigger execute rerun resume spin send transfer
 dispatch notify email assign attach invite append insert include grant unassign detach revoke
 kick uninvite search find query filter download export upload import approve merge fork copy
 duplicate clone move transition archive unarchive pin unpin star unstar restart pause unpause
-watch follow subscribe unsubscribe close reopen mark complete finish compare count test verify
-validate enable disable join leave connect disconnect push build lock unlock block unblock
+watch follow subscribe unsubscribe close reopen mark complete finish resolve compare count test
+verify validate enable disable join leave connect disconnect push build lock unlock block unblock
 accept reject deny capture pay void finalize confirm expire resize rotate sync reset replace
 upvote vote obtain grab print upgrade downgrade bump tweak toggle flip overwrite scale nuke
 wipe trash shutdown shut reboot bounce retry replay redeliver repeat forward fire mail reply
@@ -451,9 +487,13 @@ def _name_text(name: str, namespace: str) -> str:
 def _path_parts(path: str) -> tuple[str, tuple[frozenset[str], ...]]:
     """The path's resources (its literal segments, without versions) as text, and each
     one's terms in order."""
-    segments = [s for s in path.strip("/").split("/") if s]
+    segments = [_SELF.get(s.lower(), s) for s in path.strip("/").split("/") if s]
     literal = [s for s in segments if not _PATH_PARAMETER.search(s) and not _VERSION.match(s)]
     return " ".join(literal), tuple(frozenset(terms(s)) for s in literal)
+
+
+# A path that names the caller (`/users/me`, `/accounts/self`) reads the current user.
+_SELF = {"me": "current", "self": "current", "myself": "current", "my": "current"}
 
 
 def _beyond_asked(segments: tuple[frozenset[str], ...], asked: set[str]) -> bool:
@@ -473,6 +513,41 @@ def _actions(title: str, name: str) -> frozenset[str]:
     return frozenset(words) | frozenset(terms(name))
 
 
+def _is_plural(word: str) -> bool:
+    """Whether `word` is an English plural ("containers", "policies"; not "status", "access")."""
+    lower = word.lower()
+    if len(lower) < 4 or not lower.endswith("s") or lower.endswith(("ss", "us", "is")):
+        return False
+    return lower.endswith("ies") or _stem(lower) == _stem(lower[:-1])
+
+
+def _plurals(query: str) -> set[str]:
+    """The terms of the query's plural words (values left out)."""
+    text = _QUOTED.sub(" ", query)
+    return {
+        _normal(raw)
+        for chunk in text.split()
+        if not _is_value(chunk)
+        for raw in _WORD.findall(chunk)
+        if raw.lower() not in _STOP and _is_plural(raw)
+    }
+
+
+def _read_of(
+    method: str, path: str, segments: tuple[frozenset[str], ...]
+) -> tuple[str, bool] | None:
+    """A GET's object (the last term of its path's last resource) and whether it reads a
+    collection (the path ends at that resource, not at a parameter after it)."""
+    if method.upper() not in ("GET", "PUT", "PATCH") or not segments:
+        return None
+    last = [s for s in path.strip("/").split("/") if s]
+    literal = [s for s in last if not _PATH_PARAMETER.search(s) and not _VERSION.match(s)]
+    words = terms(literal[-1]) if literal else []
+    if not words:
+        return None
+    return words[-1], not _PATH_PARAMETER.search(last[-1])
+
+
 class SearchIndex:
     """BM25F over weighted fields; `search` answers with tool names, best first."""
 
@@ -480,10 +555,14 @@ class SearchIndex:
         self._names: list[str] = []
         # Per tool, per field: term -> count; and the field's length in terms.
         self._fields: list[dict[str, Counter[str]]] = []
+        self._terms_of: list[set[str]] = []
         self._lengths: list[dict[str, int]] = []
         self._segments: list[tuple[frozenset[str], ...]] = []
         self._scopes: list[frozenset[str]] = []
         self._actions: list[frozenset[str]] = []
+        # A read's object (the last word of its path's last resource), and whether it reads
+        # many (the path ends at a resource) or one (it ends at a parameter).
+        self._reads: list[tuple[str, bool] | None] = []
         postings: dict[str, set[int]] = {}
         totals: Counter[str] = Counter()
         for index, document in enumerate(documents):
@@ -499,11 +578,13 @@ class SearchIndex:
             bags = {field: Counter(terms(text)) for field, text in texts.items()}
             self._names.append(document.name)
             self._fields.append(bags)
+            self._terms_of.append({t for bag in bags.values() for t in bag})
             self._lengths.append({field: sum(bag.values()) for field, bag in bags.items()})
             self._segments.append(segments)
-            self._scopes.append(frozenset(bags["title"]) | frozenset(bags["name"]))
+            self._scopes.append(frozenset(bags["name"]) | frozenset(bags["path"]))
             method = tuple(_normal(v) for v in _METHOD_VERBS.get(document.method.upper(), ()))
             self._actions.append(_actions(texts["title"], texts["name"]) | set(method))
+            self._reads.append(_read_of(document.method, document.path, segments))
             for field, bag in bags.items():
                 totals[field] += sum(bag.values())
                 for term in bag:
@@ -520,6 +601,11 @@ class SearchIndex:
 
     def __len__(self) -> int:
         return len(self._names)
+
+    def _fields_of(self, index: int) -> set[str]:
+        """Every term of tool `index`."""
+        found = self._terms_of[index]
+        return found
 
     def _term_score(self, index: int, term: str) -> tuple[float, bool]:
         """BM25F's saturated, weighted frequency of `term` in tool `index` (times its idf),
@@ -551,23 +637,33 @@ class SearchIndex:
         words = [key for key in (k for k, _ in wanted) if not key.startswith("?")]
         # The verbs asked for: the leading one (a question asks for a read), and the others.
         lead, verbs = _verbs(query, wanted)
+        plural = _plurals(query)
         scores: dict[int, float] = {}
         for index in candidates:
             if keep is not None and self._names[index] not in keep:
                 continue
             total = 0.0
             covered = 0.0
-            for _, matches in wanted:
-                best, best_strong = 0.0, 0.0
-                for term, weight in matches:
-                    if term not in self._idf:
+            # Each word of the tool answers one word of the query: a word said (an exact
+            # match) first, then synonyms among the words left ("invite a new user" does not
+            # find "add" twice, once for "invite" and once for "new").
+            used: set[str] = set()
+            for exact in (True, False):
+                for _, matches in wanted:
+                    best, best_strong, best_term = 0.0, 0.0, ""
+                    if exact != (matches[0][0] in self._fields_of(index)):
                         continue
-                    score, strong = self._term_score(index, term)
-                    best = max(best, weight * score)
-                    if strong:
-                        best_strong = max(best_strong, weight)
-                total += best
-                covered += best_strong
+                    for term, weight in matches:
+                        if term not in self._idf or (term in used and weight < 1.0):
+                            continue
+                        score, strong = self._term_score(index, term)
+                        if weight * score > best:
+                            best, best_term = weight * score, term
+                        if strong and score > 0.0:
+                            best_strong = max(best_strong, weight)
+                    used.add(best_term)
+                    total += best
+                    covered += best_strong
             if total <= 0.0:
                 continue
             # A tool whose title, name or path holds every word asked for is what was asked
@@ -585,6 +681,12 @@ class SearchIndex:
             # The kind of action asked for: the leading verb's, or at least another's.
             if lead and not lead & self._actions[index]:
                 total *= _OTHER_VERB if verbs & self._actions[index] else _NO_VERB
+            # Many things asked for ("the open pull requests"): a list before a single read.
+            read = self._reads[index]
+            if read is not None and read[0] in plural:
+                total *= 1.0 if read[1] else _ONE_FOR_MANY
+            elif read is not None and read[0] in asked and read[1]:
+                total *= _MANY_FOR_ONE
             # A narrow scope before a wide one, unless asked.
             if (self._scopes[index] & _SCOPE_WORDS) - set(words):
                 total *= _WIDER_SCOPE
