@@ -23,18 +23,24 @@ import warnings
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qsl, unquote, urlsplit
+from urllib.parse import parse_qsl, unquote, urljoin, urlsplit
 
 import httpx2
 from jsonschema_path import SchemaPath
+from jsonschema_path.handlers import default_handlers
 from openapi_core.casting.schemas.casters import SchemaCaster
 from openapi_core.casting.schemas.exceptions import CastError
 from openapi_core.casting.schemas.factories import SchemaCastersFactory
 from openapi_core.datatypes import RequestParameters
-from openapi_core.deserializing.media_types.util import data_form_loads
+from openapi_core.deserializing.media_types import media_type_deserializers
+from openapi_core.deserializing.media_types.util import data_form_loads, json_loads, xml_loads
 from openapi_core.deserializing.styles import StyleDeserializersFactory, style_deserializers
 from openapi_core.deserializing.styles.deserializers import StyleDeserializer
-from openapi_core.templating.paths.finders import APICallPathFinder
+from openapi_core.templating.datatypes import TemplateResult
+from openapi_core.templating.media_types.datatypes import MediaType
+from openapi_core.templating.media_types.exceptions import MediaTypeNotFound
+from openapi_core.templating.media_types.finders import MediaTypeFinder
+from openapi_core.templating.paths.datatypes import PathOperationServer
 from openapi_core.unmarshalling.request.unmarshallers import (
     APICallRequestUnmarshaller,
     V30RequestUnmarshaller,
@@ -45,7 +51,13 @@ from openapi_core.validation.schemas.datatypes import FormatValidatorsDict
 from werkzeug.datastructures import Headers, ImmutableMultiDict
 
 HERE = Path(__file__).parent
-_IGNORED_HEADERS = frozenset({"accept", "content-type", "authorization"})
+# Header parameters OpenAPI says are ignored (the media types and security schemes say those
+# headers), and those the HTTP client sets on its own (`Accept-Encoding: gzip, deflate`): a
+# spec's word on them is about clients in general, not about what a tool sends.
+_IGNORED_HEADERS = frozenset(
+    {"accept", "content-type", "authorization"}
+    | {"accept-encoding", "connection", "user-agent", "content-length", "host"}
+)
 CASES: dict[str, Any] = json.loads((HERE / "generated_cases.json").read_text(encoding="utf-8"))
 # What the HTTP client adds on its own; every other header is one the spec declares.
 TRANSPORT_HEADERS = frozenset(
@@ -69,11 +81,6 @@ def _same(value: Any) -> Any:
 
 
 _AS_SENT = _AsSent()
-_READERS: dict[str, type[APICallRequestUnmarshaller]] = {
-    "3.0": V30RequestUnmarshaller,
-    "3.1": V31RequestUnmarshaller,
-    "3.2": V32RequestUnmarshaller,
-}
 
 
 # openapi-core 0.23 reads these styles wrongly (label and matrix path parameters are looked
@@ -277,6 +284,12 @@ def _octets(value: bytes, **parameters: str) -> Any:
     return _text(value)
 
 
+_OWN_READERS: dict[str, Callable[..., Any]] = {
+    "multipart/form-data": _multipart,
+    "application/octet-stream": _octets,
+}
+
+
 def _text(part: Any) -> Any:
     try:
         return part.decode("utf-8") if isinstance(part, bytes) else part
@@ -284,31 +297,344 @@ def _text(part: Any) -> Any:
         return part
 
 
-@functools.cache
-def oracle(upstream: str) -> tuple[SchemaPath, APICallRequestUnmarshaller]:
-    """openapi-core's reading of the source `upstream`'s document (validated already, by
-    mcpmint, when the package was made), and its request reader for that version."""
-    entry = CASES["oracle"][upstream]
-    path = HERE / entry["document"]
-    spec = SchemaPath.from_file_path(str(path))
-    if entry["server"] is not None:  # the spec names no absolute server: the operator does
-        data = {**spec.read_value(), "servers": [{"url": entry["server"]}]}
-        spec = SchemaPath.from_dict(data, base_uri=path.as_uri())
-    version = str((spec / "openapi").read_str())
-    kind = _READERS[version[:3]]
-    given = kind.schema_casters_factory
-    casters = _Casters(given.schema_validators_factory, given.types_caster)
-    reader = kind(
-        spec,
-        schema_casters_factory=casters,
-        style_deserializers_factory=_StyleReaders(casters, _STYLES),
-        extra_format_unmarshallers=_AS_SENT,
-        extra_media_type_deserializers={
-            "multipart/form-data": _multipart,
-            "application/octet-stream": _octets,
-        },
+# ----------------------------------------------------------------- media types (RFC 6838)
+
+
+def _essence(media_type: str) -> str:
+    """A media type's `type/subtype`, lower case, without its parameters (RFC 9110 8.3.1);
+    some specs write a parameter after a comma (`application/json, okta-version=1.0.0`)."""
+    return re.split(r"[;,]", media_type, maxsplit=1)[0].strip().lower()
+
+
+def _parameters_of(media_type: str) -> dict[str, str]:
+    """A media type's parameters (`charset=utf-8; okta-version=1.0.0`), names lower case."""
+    found = {}
+    for part in re.split(r"[;,]", media_type)[1:]:
+        name, _, value = part.partition("=")
+        if name.strip():
+            found[name.strip().lower()] = value.strip().strip('"')
+    return found
+
+
+def _rank(key: str, sent: str) -> int | None:
+    """How closely a spec's media type key (maybe a range) matches the sent type: 0 the same
+    `type/subtype`, 1 a structured suffix range (`application/*+json`), 2 `type/*`, 3 `*/*`;
+    None when it does not match. Parameters do not take part in matching."""
+    key, (kind, _, subtype) = _essence(key), _essence(sent).partition("/")
+    if key == f"{kind}/{subtype}":
+        return 0
+    if "+" in subtype and key == f"{kind}/*+{subtype.rpartition('+')[2]}":
+        return 1
+    if key == f"{kind}/*":
+        return 2
+    return 3 if key == "*/*" else None
+
+
+class _MediaReaders(dict[str, Callable[..., Any]]):
+    """How a body of each media type is read: JSON for `application/json`, `text/json` and
+    every `+json` structured suffix (RFC 6838 4.2.8), XML likewise, the readers below for
+    multipart and octets, openapi-core's own for the rest."""
+
+    def __contains__(self, key: object) -> bool:
+        return True
+
+    def __getitem__(self, key: str) -> Callable[..., Any]:
+        essence = _essence(key)
+        subtype = essence.partition("/")[2]
+        suffix = subtype.rpartition("+")[2]
+        if essence in _OWN_READERS:
+            return _OWN_READERS[essence]
+        if subtype == "json" or suffix == "json":
+            return json_loads
+        if subtype == "xml" or suffix == "xml":
+            return xml_loads
+        return media_type_deserializers[essence]
+
+
+def _find_media_type(content: SchemaPath, mimetype: str | None) -> MediaType:
+    """The operation's media type object for the sent `Content-Type` (`mimetype`), the most
+    specific key that matches first, read as the type that was sent."""
+    if mimetype is None:  # a parameter's `content`: its one media type
+        return MediaTypeFinder(content).get_first()
+    ranked = [
+        (rank, index, node)
+        for index, (key, node) in enumerate(content.str_items())
+        if (rank := _rank(key, mimetype)) is not None
+    ]
+    if not ranked:
+        raise MediaTypeNotFound(mimetype, list(content.str_keys()))
+    node = min(ranked, key=lambda item: item[:2])[2]
+    return MediaType(_essence(mimetype), _parameters_of(mimetype), node)
+
+
+# ------------------------------------------------------- references that name nothing
+
+
+class NotJudged(UserWarning):
+    """Part of a request the oracle cannot judge, and why (the spec cannot be read there)."""
+
+
+def _split_ref(ref: str, where: str) -> tuple[str, str]:
+    """(file URI, JSON pointer) a `$ref` found in the file at `where` names."""
+    target, _, pointer = ref.partition("#")
+    return (urljoin(where, target) if target else where), unquote(pointer)
+
+
+def _at(data: Any, pointer: str) -> tuple[bool, Any]:
+    """(found, node) at a JSON pointer of `data`."""
+    node = data
+    for token in pointer.split("/")[1:] if pointer else []:
+        token = token.replace("~1", "/").replace("~0", "~")
+        if isinstance(node, Mapping) and token in node:
+            node = node[token]
+        elif isinstance(node, list) and token.isdigit() and int(token) < len(node):
+            node = node[int(token)]
+        else:
+            return False, None
+    return True, node
+
+
+class Documents:
+    """The spec's files as read (openapi-core's reader of files), and each `$ref` that names
+    nothing (a pointer into no node, a file that is not there). openapi-core cannot read a
+    schema holding one; the oracle reads each such `$ref` as `{}`, anything, and says so
+    (`NotJudged`) wherever it judges a request whose operation reaches one: all else of
+    that request is judged as ever."""
+
+    def __init__(self, root: str) -> None:
+        self.root = root
+        self.files: dict[str, Any] = {}
+        self.dangling: dict[str, set[tuple[str, str]]] = {}  # file -> (pointer to the $ref, $ref)
+        self._reach: dict[tuple[str, str], tuple[tuple[str, str], ...]] = {}
+        self.walk(root, "")
+
+    def load(self, uri: str) -> tuple[bool, Any]:
+        if uri not in self.files:
+            try:
+                self.files[uri] = default_handlers["file"](uri)
+            except Exception:  # missing, unreadable: every $ref into it names nothing
+                self.files[uri] = _MISSING
+        data = self.files[uri]
+        return data is not _MISSING, data
+
+    def walk(self, uri: str, pointer: str) -> tuple[tuple[str, str], ...]:
+        """The `$ref`s that name nothing reachable from the node at `uri#pointer`, each as
+        (file, its `$ref`)."""
+        key = (uri, pointer)
+        if key in self._reach:
+            return self._reach[key]
+        self._reach[key] = ()  # a cycle: what it reaches is being found
+        found: list[tuple[str, str]] = []
+        loaded, data = self.load(uri)
+        ok, node = _at(data, pointer) if loaded else (False, None)
+        stack = [(node, pointer)] if ok else []
+        while stack:
+            node, at = stack.pop()
+            if isinstance(node, Mapping):
+                ref = node.get("$ref")
+                if isinstance(ref, str):
+                    target, target_pointer = _split_ref(ref, uri)
+                    loaded, target_data = self.load(target)
+                    if not loaded or not _at(target_data, target_pointer)[0]:
+                        self.dangling.setdefault(uri, set()).add((at, ref))
+                        found.append((uri, ref))
+                    else:
+                        found.extend(self.walk(target, target_pointer))
+                for name, child in node.items():
+                    if name != "$ref":
+                        stack.append(
+                            (child, f"{at}/{str(name).replace('~', '~0').replace('/', '~1')}")
+                        )
+            elif isinstance(node, list):
+                stack.extend((child, f"{at}/{index}") for index, child in enumerate(node))
+        self._reach[key] = tuple(dict.fromkeys(found))
+        return self._reach[key]
+
+    def patched(self, uri: str) -> Any:
+        """The file at `uri` with each of its `$ref`s that name nothing read as `{}`."""
+        data = json.loads(json.dumps(self.load(uri)[1]))
+        for pointer, _ in sorted(self.dangling.get(uri, ()), key=lambda item: -len(item[0])):
+            parent_pointer, _, last = pointer.rpartition("/")
+            parent = _at(data, parent_pointer)[1]
+            token = last.replace("~1", "/").replace("~0", "~")
+            if isinstance(parent, list):
+                parent[int(token)] = {}
+            elif isinstance(parent, dict):
+                parent[token] = {}
+        return data
+
+
+_MISSING = object()
+
+
+# ------------------------------------------------------------ servers (OpenAPI 4.8.5)
+
+
+def _server_pattern(server: SchemaPath, base: str) -> tuple[str, str]:
+    """(URL template, regular expression) of a Server object: a relative URL resolved
+    against `base` (RFC 3986), each variable any of its `enum` values (else any text)."""
+    url = str((server / "url").read_value())
+    if not re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://", url):
+        url = urljoin(base, url) if base else url
+    variables = server / "variables" if "variables" in server else None
+    pattern = ""
+    for index, piece in enumerate(re.split(r"(\{[^{}]*\})", url.rstrip("/"))):
+        if index % 2 == 0:
+            pattern += re.escape(piece)
+            continue
+        name = piece[1:-1]
+        variable = variables / name if variables is not None and name in variables else None
+        if variable is not None and "enum" in variable:
+            values = [str(value) for value in (variable / "enum").read_value()]
+            pattern += "(?:" + "|".join(re.escape(v.rstrip("/")) for v in values) + ")"
+        else:
+            pattern += "[^?#]*?"
+    return url, pattern
+
+
+def _path_pattern(template: str) -> str:
+    """A path template's regular expression, one named group a variable (in order)."""
+    pieces = re.split(r"(\{[^{}]*\})", template)
+    return "".join(
+        re.escape(piece) if index % 2 == 0 else f"(?P<v{index // 2}>[^/]+)"
+        for index, piece in enumerate(pieces)
     )
-    return spec, reader
+
+
+def find_operations(
+    spec: SchemaPath, base: str, method: str, url: str
+) -> list[PathOperationServer]:
+    """Every operation of the spec at `method` and `url` (no query), by the OpenAPI rules:
+    an operation's `servers` over its path item's over the document's (a document without
+    any: `/`), a relative server URL resolved against `base` (where the document is, for
+    the tests the operator's base URL), server variables, base paths. Literal path templates
+    come first, then those with fewer variables (OpenAPI 4.8.8.2)."""
+    found: list[tuple[int, int, PathOperationServer]] = []
+    for path_key, path in (spec / "paths").str_items():
+        if method not in path:
+            continue
+        operation = path / method
+        servers = next(
+            (
+                holder / "servers"
+                for holder in (operation, path, spec)
+                if "servers" in holder and len(holder / "servers")
+            ),
+            None,
+        )
+        names = re.findall(r"\{([^{}]*)\}", path_key)
+        for server in servers if servers is not None else [SchemaPath.from_dict({"url": "/"})]:
+            template, prefix = _server_pattern(server, base)
+            match = re.fullmatch(prefix + _path_pattern(path_key), url)
+            if match is None:
+                continue
+            variables = {name: match.group(f"v{index}") for index, name in enumerate(names)}
+            found.append(
+                (
+                    len(names),
+                    len(found),
+                    PathOperationServer(
+                        path,
+                        operation,
+                        server,
+                        TemplateResult(path_key, variables),
+                        TemplateResult(template, {}),
+                    ),
+                )
+            )
+            break
+    return [item[2] for item in sorted(found, key=lambda item: item[:2])]
+
+
+# ----------------------------------------------------------------------------- the oracle
+
+
+class _Reading:
+    """openapi-core's request reader, but with the media type matching above, and reading
+    the operation `judge` found (by the server rules above) rather than finding its own."""
+
+    def _find_media_type(self, content: SchemaPath, mimetype: str | None = None) -> MediaType:
+        return _find_media_type(content, mimetype)
+
+    def _find_path(self, request: Any) -> PathOperationServer:
+        found: PathOperationServer = request.found
+        return found
+
+
+class _V30(_Reading, V30RequestUnmarshaller):
+    pass
+
+
+class _V31(_Reading, V31RequestUnmarshaller):
+    pass
+
+
+class _V32(_Reading, V32RequestUnmarshaller):
+    pass
+
+
+_READERS: dict[str, type[APICallRequestUnmarshaller]] = {"3.0": _V30, "3.1": _V31, "3.2": _V32}
+
+
+class Oracle:
+    """openapi-core's reading of one source's document (validated already, by mcpmint, when
+    the package was made), its request reader for that version, and where relative server
+    URLs are resolved from."""
+
+    def __init__(self, upstream: str) -> None:
+        entry = CASES["oracle"][upstream]
+        path = HERE / entry["document"]
+        self.documents = Documents(path.as_uri())
+        data = self.documents.patched(path.as_uri())
+        # The spec names no absolute server: the operator's base URL (the tests') stands for
+        # its servers and for where the document is.
+        self.base: str = entry["server"] or ""
+        if entry["server"] is not None:
+            data = {**data, "servers": [{"url": entry["server"]}]}
+        else:
+            self.base = next(
+                (
+                    str(server["url"])
+                    for server in data.get("servers") or []
+                    if isinstance(server, Mapping)
+                    and re.match(r"^https?://", str(server.get("url", "")))
+                ),
+                "",
+            )
+        handlers = {**default_handlers, "file": self.documents.patched}
+        self.spec = SchemaPath.from_dict(data, base_uri=path.as_uri(), handlers=handlers)
+        version = str((self.spec / "openapi").read_str())
+        kind = _READERS[version[:3]]
+        given = kind.schema_casters_factory
+        casters = _Casters(given.schema_validators_factory, given.types_caster)
+        self.reader: APICallRequestUnmarshaller = kind(
+            self.spec,
+            schema_casters_factory=casters,
+            style_deserializers_factory=_StyleReaders(casters, _STYLES),
+            extra_format_unmarshallers=_AS_SENT,
+            extra_media_type_deserializers=_MediaReaders(),
+        )
+
+    def not_judged(self, operation: str) -> list[str]:
+        """Why parts of requests for the operation at `operation` (a `#/paths/...` pointer)
+        go unjudged: each `$ref` it (or its path item's parameters) reaches that names
+        nothing."""
+        pointer = operation.removeprefix("#")
+        root = self.documents.root
+        dangling = dict.fromkeys(
+            self.documents.walk(root, pointer)
+            + self.documents.walk(root, pointer.rpartition("/")[0] + "/parameters")
+        )
+        return [
+            f"{operation}: $ref {ref!r} in {uri.rsplit('/', 1)[-1]} names nothing: what it "
+            "describes is taken as anything (openapi-core cannot read it)"
+            for uri, ref in dangling
+        ]
+
+
+@functools.cache
+def oracle(upstream: str) -> Oracle:
+    return Oracle(upstream)
 
 
 class SentRequest:
@@ -317,6 +643,7 @@ class SentRequest:
     def __init__(self, request: httpx2.Request) -> None:
         url = urlsplit(str(request.url))
         self.url = str(request.url)
+        self.found: PathOperationServer | None = None  # the operation it is judged by
         self.host_url = f"{url.scheme}://{url.netloc}"
         self.path = url.path
         self.method = request.method.lower()
@@ -400,18 +727,18 @@ def judge(
 ) -> list[str]:
     """What is wrong with `request`, sent for `arguments` by the tool made from the spec
     operation at `operation` (a JSON pointer); empty when nothing is."""
-    spec, reader = oracle(upstream)
+    judging = oracle(upstream)
+    spec, reader = judging.spec, judging.reader
     sent = SentRequest(request)
-    try:
-        found = APICallPathFinder(spec).find(sent.method, sent.host_url + sent.path)
-    except Exception as exc:  # ServerNotFound, PathNotFound, OperationNotFound
-        return [f"the spec has no operation for {request.method} {request.url}: {exc!r}"]
-    path_key, method = found.path.parts[-1], found.operation.parts[-1]
-    pointer = "#/paths/" + path_key.replace("~", "~0").replace("/", "~1") + "/" + method
-    if pointer != operation:
-        if _matches(operation, method, sent.path):  # two templates of the spec match the URL
-            return []  # openapi-core reads it by the first one only: nothing to judge it by
-        return [f"{request.method} {request.url} is the spec's {pointer}, not {operation}"]
+    candidates = find_operations(spec, judging.base, sent.method, sent.host_url + sent.path)
+    if not candidates:
+        return [f"the spec has no operation for {request.method} {request.url}"]
+    found = next((c for c in candidates if _pointer(c) == operation), candidates[0])
+    if _pointer(found) != operation:
+        return [f"{request.method} {request.url} is the spec's {_pointer(found)}, not {operation}"]
+    for reason in judging.not_judged(operation):
+        warnings.warn(reason, NotJudged, stacklevel=2)
+    sent.found = found
     _PART_TYPES.clear()
     _PART_TYPES.update(_multipart_types(found))
     sent.parameters.path = PathValues(found.path_result.variables)
@@ -450,18 +777,15 @@ def _multipart_types(found: Any) -> dict[str, str]:
     return {name: _type(node) for name, node in (schema / "properties").str_items()}
 
 
-def _matches(operation: str, method: str, path: str) -> bool:
-    """Whether the path template of `operation` (a `#/paths/...` pointer) with `method`
-    also matches the end of the request's `path`."""
-    template, _, wanted = operation.removeprefix("#/paths/").rpartition("/")
-    template = template.replace("~1", "/").replace("~0", "~")
-    pattern = re.sub(r"\\\{[^/]*?\\\}", "[^/]+", re.escape(template))
-    return wanted == method and re.search(pattern + "$", path) is not None
+def _pointer(found: PathOperationServer) -> str:
+    """The `#/paths/...` pointer of a found operation."""
+    path_key, method = str(found.path.parts[-1]), str(found.operation.parts[-1])
+    return "#/paths/" + path_key.replace("~", "~0").replace("/", "~1") + "/" + method
 
 
 def _ignored(error: BaseException) -> bool:
     """An error about a header parameter named Accept, Content-Type or Authorization, which
-    OpenAPI says is ignored (the media types and security schemes say those headers)."""
+    OpenAPI says is ignored, or one the HTTP client sets on its own (`_IGNORED_HEADERS`)."""
     name, location = getattr(error, "name", ""), getattr(error, "location", "")
     if location == "header" and str(name).lower() in _IGNORED_HEADERS:
         return True
