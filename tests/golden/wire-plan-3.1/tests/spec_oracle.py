@@ -33,7 +33,12 @@ from openapi_core.casting.schemas.exceptions import CastError
 from openapi_core.casting.schemas.factories import SchemaCastersFactory
 from openapi_core.datatypes import RequestParameters
 from openapi_core.deserializing.media_types import media_type_deserializers
-from openapi_core.deserializing.media_types.util import data_form_loads, json_loads, xml_loads
+from openapi_core.deserializing.media_types.util import (
+    binary_loads,
+    data_form_loads,
+    json_loads,
+    xml_loads,
+)
 from openapi_core.deserializing.styles import StyleDeserializersFactory, style_deserializers
 from openapi_core.deserializing.styles.deserializers import StyleDeserializer
 from openapi_core.templating.datatypes import TemplateResult
@@ -280,8 +285,11 @@ def _typed(text: Any, kind: str | None) -> Any:
 
 
 def _octets(value: bytes, **parameters: str) -> Any:
-    """A binary body as text when it is UTF-8 (3.1's `type: string` again)."""
-    return _text(value)
+    """A body of bytes (`application/octet-stream`, `application/tar+gzip`, `image/png`)
+    as text, UTF-8 where it is, else one character a byte (Latin-1): the schema of such a
+    body is `type: string` (`format: binary`), which openapi-core refuses bytes for."""
+    text = _text(value)
+    return text.decode("latin-1") if isinstance(text, bytes) else text
 
 
 _OWN_READERS: dict[str, Callable[..., Any]] = {
@@ -348,7 +356,8 @@ class _MediaReaders(dict[str, Callable[..., Any]]):
             return json_loads
         if subtype == "xml" or suffix == "xml":
             return xml_loads
-        return media_type_deserializers[essence]
+        reader = media_type_deserializers[essence]
+        return _octets if reader is binary_loads else reader
 
 
 def _find_media_type(content: SchemaPath, mimetype: str | None) -> MediaType:
@@ -417,17 +426,46 @@ class Documents:
         data = self.files[uri]
         return data is not _MISSING, data
 
+    def locate(self, uri: str, pointer: str) -> tuple[str, str] | None:
+        """(file, pointer) of the node at `uri#pointer`, `$ref`s on the way followed (a path
+        item in a file of its own); None when there is no such node."""
+        loaded, node = self.load(uri)
+        if not loaded:
+            return None
+        at = ""
+        for token in [t.replace("~1", "/").replace("~0", "~") for t in pointer.split("/")[1:]]:
+            for _ in range(50):  # a chain of $refs, not a loop
+                ref = node.get("$ref") if isinstance(node, Mapping) else None
+                if not isinstance(ref, str) or token in node:
+                    break
+                uri, at = _split_ref(ref, uri)
+                loaded, data = self.load(uri)
+                found, node = _at(data, at) if loaded else (False, None)
+                if not found:
+                    return None
+            if isinstance(node, Mapping) and token in node:
+                node = node[token]
+            elif isinstance(node, list) and token.isdigit() and int(token) < len(node):
+                node = node[int(token)]
+            else:
+                return None
+            at += "/" + token.replace("~", "~0").replace("/", "~1")
+        return uri, at
+
     def walk(self, uri: str, pointer: str) -> tuple[tuple[str, str], ...]:
         """The `$ref`s that name nothing reachable from the node at `uri#pointer`, each as
         (file, its `$ref`)."""
+        located = self.locate(uri, pointer)
+        if located is None:  # not there (an operation without a body): nothing reached
+            return ()
+        uri, pointer = located
         key = (uri, pointer)
         if key in self._reach:
             return self._reach[key]
         self._reach[key] = ()  # a cycle: what it reaches is being found
         found: list[tuple[str, str]] = []
-        loaded, data = self.load(uri)
-        ok, node = _at(data, pointer) if loaded else (False, None)
-        stack = [(node, pointer)] if ok else []
+        node = _at(self.load(uri)[1], pointer)[1]
+        stack = [(node, pointer)]
         while stack:
             node, at = stack.pop()
             if isinstance(node, Mapping):
@@ -617,13 +655,13 @@ class Oracle:
 
     def not_judged(self, operation: str) -> list[str]:
         """Why parts of requests for the operation at `operation` (a `#/paths/...` pointer)
-        go unjudged: each `$ref` it (or its path item's parameters) reaches that names
-        nothing."""
+        go unjudged: each `$ref` that names nothing in what the oracle reads of a request
+        (the operation's and its path item's parameters, its request body, its security)."""
         pointer = operation.removeprefix("#")
-        root = self.documents.root
+        read = [f"{pointer}/{part}" for part in ("parameters", "requestBody", "security")]
+        read.append(pointer.rpartition("/")[0] + "/parameters")
         dangling = dict.fromkeys(
-            self.documents.walk(root, pointer)
-            + self.documents.walk(root, pointer.rpartition("/")[0] + "/parameters")
+            item for part in read for item in self.documents.walk(self.documents.root, part)
         )
         return [
             f"{operation}: $ref {ref!r} in {uri.rsplit('/', 1)[-1]} names nothing: what it "
