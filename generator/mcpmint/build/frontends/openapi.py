@@ -15,7 +15,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from fnmatch import fnmatchcase
-from typing import Any
+from typing import Any, Final
 from urllib.parse import parse_qsl, urlsplit
 
 from mcpmint import ir, refs
@@ -1393,10 +1393,22 @@ def _is_object_schema(schema: Mapping[str, Any]) -> bool:
     return "object" in _types(schema) and _types(schema) <= {"object", "null"}
 
 
+# What an object body may say and still become top-level arguments: each property becomes an
+# argument, `required` the arguments' `required`. Any other keyword about the whole body
+# (`minProperties`, `maxProperties`, `dependentRequired`, `not`, `if`, `propertyNames`, ...)
+# has no place in the arguments' schema, so such a body stays one `body` argument, whole.
+_FLATTENED_KEYWORDS: Final = frozenset(
+    {"type", "properties", "required", "additionalProperties", "title", "description"}
+    | {"examples", "default", "deprecated", "readOnly", "writeOnly", "$comment"}
+)
+
+
 def _flattenable(schema: Mapping[str, Any]) -> bool:
-    """An object body with named properties and no composition can become top-level arguments."""
+    """An object body with named properties, no composition and nothing else said about the
+    whole body (`_FLATTENED_KEYWORDS`) can become top-level arguments."""
     return (
         _is_object_schema(schema)
+        and set(schema) <= _FLATTENED_KEYWORDS
         and _types(schema) == {"object"}
         and isinstance(schema.get("properties"), Mapping)
         and bool(schema["properties"])
