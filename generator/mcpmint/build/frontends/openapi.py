@@ -110,6 +110,9 @@ class _Operation:
     # A path key with a query string (`/responses?beta=true`): the fixed query parameters,
     # sent by every call; a fragment (`/files/{id}#shared_link`) names a variant only.
     fixed_query: tuple[tuple[str, str], ...] = ()
+    # The operation's own `servers` (else its path item's) and where they are: see `server`.
+    servers: Any = None
+    servers_pointer: str = ""
 
     @property
     def key(self) -> str:
@@ -168,6 +171,7 @@ class _Builder:
         self.schemes: dict[str, ir.SecurityScheme] = {}
         self.warned_schemes: set[str] = set()  # places of undefined schemes warned about
         self.cut_outputs: list[str] = []
+        self.checked_servers: set[str] = set()  # `servers` lists of operations checked (G16)
         minor = 0 if (version.major, version.minor) == (3, 0) else 1
         self.converter = SchemaConverter(
             self.data, openapi=(3, minor), sink=sink, locate=doc.locate
@@ -223,8 +227,9 @@ class _Builder:
             cut_outputs=tuple(self.cut_outputs),
         )
 
-    def base_url(self) -> tuple[str, tuple[str, ...]]:
-        servers = self.data.get("servers")
+    def server_urls(self, servers: Any, pointer: str, *, warn: bool = True) -> list[str]:
+        """The URLs of a `servers` list, each variable at its default; one with a variable
+        that has none is left out, with a warning."""
         urls: list[str] = []
         if isinstance(servers, list):
             for index, server in enumerate(servers):
@@ -237,12 +242,39 @@ class _Builder:
                         if isinstance(variable, Mapping) and "default" in variable:
                             url = url.replace("{" + str(name) + "}", str(variable["default"]))
                 if "{" in url:
+                    if not warn:
+                        continue
                     self.sink.warning(
-                        self.locate(refs.join("#/servers", index, "url")),
+                        self.locate(refs.join(pointer, index, "url")),
                         "server URL has a variable without a default; it cannot be used as is",
                     )
                     continue
                 urls.append(url)
+        return urls
+
+    def server(self, op: _Operation) -> str:
+        """The operation's own server (OpenAPI 4.8.10: its `servers`, else its path item's):
+        the first absolute http(s) one, else the first; "" when it has none of its own. The
+        runtime resolves a relative one against the base URL, and uses the base URL instead of
+        an absolute one when the operator sets it (docs/generated-package.md)."""
+        if op.servers is None:
+            return ""
+        if op.servers_pointer not in self.checked_servers:  # G16, once per list
+            self.checked_servers.add(op.servers_pointer)
+            prefix = (self.options.namespace or default_namespace(self.data, self.doc.path)).upper()
+            servers_check.check_server_list(
+                op.servers, op.servers_pointer, self.locate, self.sink, prefix
+            )
+        urls = self.server_urls(op.servers, op.servers_pointer)
+        absolute = [url for url in urls if urlsplit(url).scheme in ("http", "https")]
+        chosen = (absolute or urls or [""])[0]
+        chosen = chosen.rstrip("/") if chosen != "/" else chosen
+        document = self.server_urls(self.data.get("servers"), "#/servers", warn=False)
+        base = next((u for u in document if urlsplit(u).scheme in ("http", "https")), None)
+        return "" if base is not None and chosen == base.rstrip("/") else chosen
+
+    def base_url(self) -> tuple[str, tuple[str, ...]]:
+        urls = self.server_urls(self.data.get("servers"), "#/servers")
         for url in urls:
             parts = urlsplit(url)
             if parts.scheme in ("http", "https") and parts.netloc:
@@ -410,6 +442,13 @@ class _Builder:
                     )
                     continue
                 if isinstance(operation, Mapping):
+                    # OpenAPI 4.8.10: an operation's `servers` override its path item's,
+                    # which override the document's.
+                    servers = item.get("servers")
+                    servers_pointer = refs.join(item_pointer, "servers")
+                    if isinstance(operation.get("servers"), list) and operation["servers"]:
+                        servers = operation["servers"]
+                        servers_pointer = refs.join(op_pointer, "servers")
                     found.append(
                         _Operation(
                             method=method,
@@ -418,6 +457,8 @@ class _Builder:
                             operation=operation,
                             path_parameters=list(zip(shared, shared_ptrs, strict=True)),
                             fixed_query=fixed,
+                            servers=servers if isinstance(servers, list) and servers else None,
+                            servers_pointer=servers_pointer,
                         )
                     )
         return found
@@ -717,7 +758,7 @@ class _Builder:
         memo = self.memo
         item = op.pointer.rsplit("/", 1)[0]  # the path item: its parameters are the tool's
         parts = [
-            *(name, namespace, op.method, op.path, op.pointer),
+            *(name, namespace, op.method, op.path, op.pointer, op.servers),
             *(op.operation, op.path_parameters, self.converter.targets_under(item)),
         ]
         roots = [op.operation, [node for node, _ in op.path_parameters]]
@@ -820,7 +861,9 @@ class _Builder:
             output_wrap=wrap,
             examples=examples,
             annotations=annotations,
-            request=ir.Request(method, op.request_path, tuple(parameters), body, accept),
+            request=ir.Request(
+                method, op.request_path, tuple(parameters), body, accept, self.server(op)
+            ),
             security=security,
             operation_id=str(operation.get("operationId") or ""),
             source=op.pointer,
