@@ -507,24 +507,27 @@ _MISSING = object()
 
 # ------------------------------------------------------------ servers (OpenAPI 4.8.5)
 
+# Where relative server URLs are resolved from: a server URL and its variables.
+Base = tuple[str, Mapping[str, Any]]
 
-def _server_pattern(server: SchemaPath, base: str) -> tuple[str, str]:
+
+def _server_pattern(server: SchemaPath, base: Base) -> tuple[str, str]:
     """(URL template, regular expression) of a Server object: a relative URL resolved
-    against `base` (RFC 3986), each variable any of its `enum` values (else any text)."""
+    against the base server's (RFC 3986), whose variables it then has too; each variable any
+    of its `enum` values, else any text."""
     url = str((server / "url").read_value())
-    if not re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://", url):
-        url = urljoin(base, url) if base else url
-    variables = server / "variables" if "variables" in server else None
+    variables = dict((server / "variables").read_value()) if "variables" in server else {}
+    if not re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://", url) and base[0]:
+        url, variables = urljoin(base[0], url), {**base[1], **variables}
     pattern = ""
     for index, piece in enumerate(re.split(r"(\{[^{}]*\})", url.rstrip("/"))):
         if index % 2 == 0:
             pattern += re.escape(piece)
             continue
-        name = piece[1:-1]
-        variable = variables / name if variables is not None and name in variables else None
-        if variable is not None and "enum" in variable:
-            values = [str(value) for value in (variable / "enum").read_value()]
-            pattern += "(?:" + "|".join(re.escape(v.rstrip("/")) for v in values) + ")"
+        variable = variables.get(piece[1:-1])
+        if isinstance(variable, Mapping) and isinstance(variable.get("enum"), list):
+            values = [str(value).rstrip("/") for value in variable["enum"]]
+            pattern += "(?:" + "|".join(re.escape(value) for value in values) + ")"
         else:
             pattern += "[^?#]*?"
     return url, pattern
@@ -540,7 +543,7 @@ def _path_pattern(template: str) -> str:
 
 
 def find_operations(
-    spec: SchemaPath, base: str, method: str, url: str
+    spec: SchemaPath, base: Base, method: str, url: str
 ) -> list[PathOperationServer]:
     """Every operation of the spec at `method` and `url` (no query), by the OpenAPI rules:
     an operation's `servers` over its path item's over the document's (a document without
@@ -626,18 +629,18 @@ class Oracle:
         data = self.documents.patched(path.as_uri())
         # The spec names no absolute server: the operator's base URL (the tests') stands for
         # its servers and for where the document is.
-        self.base: str = entry["server"] or ""
+        self.base: Base = (entry["server"] or "", {})
         if entry["server"] is not None:
             data = {**data, "servers": [{"url": entry["server"]}]}
-        else:
+        else:  # where the document is: its first absolute server stands for it
             self.base = next(
                 (
-                    str(server["url"])
+                    (str(server["url"]), server.get("variables") or {})
                     for server in data.get("servers") or []
                     if isinstance(server, Mapping)
                     and re.match(r"^https?://", str(server.get("url", "")))
                 ),
-                "",
+                ("", {}),
             )
         handlers = {**default_handlers, "file": self.documents.patched}
         self.spec = SchemaPath.from_dict(data, base_uri=path.as_uri(), handlers=handlers)
