@@ -12,6 +12,12 @@ query parameter or cookie the spec does not declare. It never asks mcpmint's run
 catalogue how a request should look: when the generator and the runtime agree on a mistake,
 the spec still disagrees. docs/generated-package.md (in mcpmint) lists the mistakes it was
 shown to catch.
+
+Where openapi-core reads otherwise than the OpenAPI and HTTP specifications, the rules are
+written here from those: which server an operation is at (`find_operations`), which media
+type key a Content-Type matches and how its body is read (RFC 6838), and the readers of
+some parameter styles. What it cannot read at all, a `$ref` that names nothing, is taken as
+anything and said with a `NotJudged` warning; the rest of the request is judged as ever.
 """
 
 from __future__ import annotations
