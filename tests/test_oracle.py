@@ -12,6 +12,7 @@ from typing import Any
 
 import httpx2
 import pytest
+import yaml
 
 from mcpmint.diagnostics import DiagnosticSink
 from mcpmint.render.cases import warn_without_oracle
@@ -104,6 +105,13 @@ paths:
       servers: [{url: "https://uploads.example.com/u"}]
       parameters: [{name: id, in: path, required: true, schema: {type: integer}}]
       responses: {"204": {description: done}}
+  /odd:
+    post:
+      parameters: [{name: tags, in: query, schema: {type: array, items: string}}]
+      requestBody:
+        required: true
+        content: {"thing-vnd.v1+json": {schema: {type: object}}}
+      responses: {"204": {description: done}}
   /loose:
     post:
       requestBody:
@@ -125,11 +133,14 @@ components:
 
 @pytest.fixture(scope="module")
 def spec_oracle(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    """The generated oracle (a golden's `tests/spec_oracle.py`) beside ORACLE_SPEC."""
+    """The generated oracle (a golden's `tests/spec_oracle.py`) beside ORACLE_SPEC, as JSON
+    holding an escape (a lone surrogate, klaviyo's) that openapi-core's YAML reader refuses."""
     folder = tmp_path_factory.mktemp("oracle")
     shutil.copy(GOLDEN / "petstore" / "tests" / "spec_oracle.py", folder / "spec_oracle.py")
-    (folder / "spec.yaml").write_text(ORACLE_SPEC, encoding="utf-8")
-    cases = {"oracle": {"": {"document": "spec.yaml", "server": None}}, "calls": {}}
+    spec = yaml.safe_load(ORACLE_SPEC)
+    spec["info"]["description"] = "\ud83d"  # JSON that YAML (openapi-core's reader) refuses
+    (folder / "spec.json").write_text(json.dumps(spec), encoding="utf-8")
+    cases = {"oracle": {"": {"document": "spec.json", "server": None}}, "calls": {}}
     (folder / "generated_cases.json").write_text(json.dumps(cases), encoding="utf-8")
     found = importlib.util.spec_from_file_location("lone_spec_oracle", folder / "spec_oracle.py")
     assert found is not None and found.loader is not None
@@ -238,3 +249,21 @@ def test_an_operation_without_a_dangling_ref_judges_without_a_warning(spec_oracl
             {"id": 7},
         )
     assert problems == []
+
+
+def test_what_openapi_core_cannot_read_is_not_judged_and_said_the_rest_is(
+    spec_oracle: Any,
+) -> None:
+    """`items: string` (not a schema) and a content key that is no media type: openapi-core
+    fails on the spec there. Each is a `NotJudged` warning; the rest is judged (an
+    undeclared query parameter is still found)."""
+    url, operation = "https://eu.example.com/v1/odd?tags=a&tags=b", "#/paths/~1odd/post"
+    sent = {"content": b"{}", "headers": {"content-type": "application/json"}}
+    with pytest.warns(spec_oracle.NotJudged) as said:
+        good = judged(spec_oracle, "POST", url, operation, {"tags": ["a", "b"], "body": {}}, **sent)
+    assert good == []
+    reasons = " ".join(str(w.message) for w in said)
+    assert "tags" in reasons and "no key of its content is a media type" in reasons
+    with pytest.warns(spec_oracle.NotJudged):
+        bad = judged(spec_oracle, "POST", url + "&x=1", operation, {"tags": ["a", "b"]}, **sent)
+    assert "query parameter x is not in the spec" in bad
