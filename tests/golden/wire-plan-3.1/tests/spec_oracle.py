@@ -424,9 +424,15 @@ class Documents:
         self.walk(root, "")
 
     def load(self, uri: str) -> tuple[bool, Any]:
+        """(read, data) of the file at `uri`. JSON is read as JSON: openapi-core reads it
+        as YAML, which refuses some JSON (a `\\ud83d` escape: klaviyo's specs)."""
         if uri not in self.files:
             try:
-                self.files[uri] = default_handlers["file"](uri)
+                if uri.lower().endswith(".json"):
+                    path = Path(unquote(urlsplit(uri).path))
+                    self.files[uri] = json.loads(path.read_text(encoding="utf-8"))
+                else:
+                    self.files[uri] = default_handlers["file"](uri)
             except Exception:  # missing, unreadable: every $ref into it names nothing
                 self.files[uri] = _MISSING
         data = self.files[uri]
@@ -632,6 +638,8 @@ class Oracle:
         entry = CASES["oracle"][upstream]
         path = HERE / entry["document"]
         self.documents = Documents(path.as_uri())
+        if not self.documents.load(path.as_uri())[0]:
+            raise Unreadable(f"{entry['document']} cannot be read")
         data = self.documents.patched(path.as_uri())
         # The spec names no absolute server: the operator's base URL (the tests') stands for
         # its servers and for where the document is.
@@ -682,6 +690,10 @@ class Oracle:
 @functools.cache
 def oracle(upstream: str) -> Oracle:
     return Oracle(upstream)
+
+
+class Unreadable(Exception):
+    """The spec's entry file cannot be read (by Python's JSON or openapi-core's YAML)."""
 
 
 class SentRequest:
@@ -774,7 +786,11 @@ def judge(
 ) -> list[str]:
     """What is wrong with `request`, sent for `arguments` by the tool made from the spec
     operation at `operation` (a JSON pointer); empty when nothing is."""
-    judging = oracle(upstream)
+    try:
+        judging = oracle(upstream)
+    except Unreadable as exc:  # nothing to judge by: said, on every request
+        warnings.warn(f"not judged: {exc}", NotJudged, stacklevel=2)
+        return []
     spec, reader = judging.spec, judging.reader
     sent = SentRequest(request)
     candidates = find_operations(spec, judging.base, sent.method, sent.host_url + sent.path)
@@ -806,10 +822,30 @@ def judge(
         warnings.filterwarnings("ignore", category=DeprecationWarning)  # the spec's word
         result = reader.unmarshal(sent)
     errors = [error for error in result.errors if not _ignored(error)]
+    keys = _not_media_types(found)
+    if keys and any(_caused_by(error, MediaTypeNotFound) for error in errors):
+        warnings.warn(
+            f"{operation}: the body is not judged: no key of its content is a media type "
+            f"(type/subtype, RFC 6838): {keys}",
+            NotJudged,
+            stacklevel=2,
+        )
+        errors = [error for error in errors if not _caused_by(error, MediaTypeNotFound)]
+    unread: set[tuple[str, str]] = set()
+    for error in [error for error in errors if _caused_by(error, _CANNOT_READ)]:
+        # openapi-core failed on the spec's text itself (`items: string`, not a schema):
+        # that part cannot be judged; its error is no finding about the request.
+        warnings.warn(f"{operation}: not judged: {_error(error)}", NotJudged, stacklevel=2)
+        errors.remove(error)
+        unread.add((str(getattr(error, "location", "")), str(getattr(error, "name", ""))))
     problems = [_error(error) for error in errors]
     problems += _undeclared(spec, found, sent, parameters)
     if not errors:
-        problems += _values(result, parameters, sent, arguments)
+        read = [item for item in parameters if item[:2] not in unread]
+        given = {
+            key: value for key, value in arguments.items() if key not in _keys(unread, arguments)
+        }
+        problems += _values(result, read, sent, given)
     return problems
 
 
@@ -822,6 +858,37 @@ def _multipart_types(found: Any) -> dict[str, str]:
     if "properties" not in schema:
         return {}
     return {name: _type(node) for name, node in (schema / "properties").str_items()}
+
+
+def _keys(places: set[tuple[str, str]], arguments: Mapping[str, Any]) -> set[str]:
+    """The arguments named after the parameters at `places` ((location, name) pairs)."""
+    found = {_argument(arguments, name, where) for where, name in places}
+    return {key for key in found if key is not None}
+
+
+def _not_media_types(found: PathOperationServer) -> list[str]:
+    """The keys of the operation's request body content when none is a media type at all
+    (akamai's `domain-vnd-config-gtm.v1.5+json`): nothing a Content-Type can match."""
+    body = found.operation / "requestBody"
+    if "requestBody" not in found.operation or "content" not in body:
+        return []
+    keys = list((body / "content").str_keys())
+    return keys if keys and not any("/" in key for key in keys) else []
+
+
+# What openapi-core raises when the spec, not the request, is what it cannot read.
+_CANNOT_READ = (AttributeError, TypeError)
+
+
+def _caused_by(
+    error: BaseException, kind: type[BaseException] | tuple[type[BaseException], ...]
+) -> bool:
+    cause: BaseException | None = error
+    while cause is not None:
+        if isinstance(cause, kind):
+            return True
+        cause = cause.__cause__ or cause.__context__
+    return False
 
 
 def _pointer(found: PathOperationServer) -> str:
