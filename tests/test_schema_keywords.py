@@ -200,3 +200,36 @@ def test_a_discriminator_chooses_the_branch(tmp_path: Path) -> None:
     call = build_cases(server, sink)["calls"][tool.name]
     body = json.loads(call["request"]["body"])
     assert body["method"] in ("link", "Code")
+
+
+def test_a_required_member_the_spec_gives_no_schema_for_is_still_required(tmp_path: Path) -> None:
+    """figma's webhook update requires `team_id`, which its properties do not list: closing
+    the object left it out, and the tool could never send what the API needs."""
+    schema = {"type": "object", "properties": MEMBERS, "required": ["x", "team_id"]}
+    spec = {
+        "openapi": "3.1.0",
+        "info": {"title": "K", "version": "1"},
+        "servers": [{"url": "https://api.example.com"}],
+        "paths": {
+            "/hooks": {
+                "put": {
+                    "requestBody": {
+                        "required": True,
+                        "content": {"application/json": {"schema": schema}},
+                    },
+                    "responses": {"204": {"description": "done"}},
+                }
+            }
+        },
+    }
+    path = tmp_path / "openapi.yaml"
+    path.write_text(yaml.safe_dump(spec), encoding="utf-8")
+    sink = DiagnosticSink()
+    server = build(path, sink)
+    assert server is not None
+    [tool] = server.tools
+    accepts = Draft202012Validator(tool.input_schema).is_valid
+    assert accepts({"x": "a", "team_id": 7})
+    assert not accepts({"x": "a"})
+    call = build_cases(server, sink)["calls"][tool.name]
+    assert Draft202012Validator(schema).is_valid(json.loads(call["request"]["body"]))

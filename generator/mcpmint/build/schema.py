@@ -1311,6 +1311,11 @@ def _close(node: dict[str, Any]) -> None:
         return
     names = node.get("type", "object")
     if "object" in (names if isinstance(names, list) else [names]):
+        # A required name the spec gives no schema for (figma's webhook `team_id`) is still
+        # required: any value, rather than closed out, which no object could then satisfy.
+        missing = [n for n in node.get("required", ()) if n not in node["properties"]]
+        if missing:
+            node["properties"] = {**node["properties"], **{name: {} for name in missing}}
         node["additionalProperties"] = False
 
 
