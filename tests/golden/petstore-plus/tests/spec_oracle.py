@@ -281,6 +281,11 @@ def _multipart(value: bytes, **parameters: str) -> Any:
 def _typed(text: Any, kind: str | None) -> Any:
     if not isinstance(text, str):
         return text
+    if kind in ("object", "array"):  # a JSON part (`Content-Type: application/json`)
+        try:
+            return json.loads(text)
+        except ValueError:
+            return text
     if kind == "boolean" and text in ("true", "false"):
         return text == "true"
     if kind in ("integer", "number") and re.fullmatch(r"-?[0-9]+", text):
@@ -602,9 +607,26 @@ def find_operations(
 # ----------------------------------------------------------------------------- the oracle
 
 
-class _Reading:
-    """openapi-core's request reader, but with the media type matching above, and reading
-    the operation `judge` found (by the server rules above) rather than finding its own."""
+class _Reading(APICallRequestUnmarshaller):
+    """openapi-core's request reader, but with the media type matching above, reading the
+    operation `judge` found (by the server rules above) rather than finding its own, and a
+    multipart body whose schema is composed (`allOf: [base, {...}]`) read part by part: its
+    own reader decodes only the branches that validate on their own, and none without a
+    `type`, so lob's members went missing."""
+
+    def _deserialise_media_type(
+        self, media_type: SchemaPath, mimetype: str, parameters: Mapping[str, str], value: bytes
+    ) -> Any:
+        schema = media_type / "schema" if "schema" in media_type else None
+        if (
+            mimetype == "multipart/form-data"
+            and schema is not None
+            and "properties" not in schema
+            and any(key in schema for key in ("allOf", "anyOf", "oneOf"))
+        ):
+            parts = _multipart(value, **parameters)
+            return {name: v[0] if len(v) == 1 else v for name, v in parts.lists()}
+        return super()._deserialise_media_type(media_type, mimetype, parameters, value)
 
     def _find_media_type(self, content: SchemaPath, mimetype: str | None = None) -> MediaType:
         return _find_media_type(content, mimetype)
@@ -854,10 +876,20 @@ def _multipart_types(found: Any) -> dict[str, str]:
     content = found.operation / "requestBody" / "content" / "multipart/form-data"
     if "requestBody" not in found.operation or not content.exists() or "schema" not in content:
         return {}
-    schema = content / "schema"
-    if "properties" not in schema:
-        return {}
-    return {name: _type(node) for name, node in (schema / "properties").str_items()}
+    return _member_types(content / "schema", 0)
+
+
+def _member_types(schema: SchemaPath, depth: int) -> dict[str, str]:
+    """The type of each property of an object schema and of its `allOf`/`anyOf`/`oneOf`
+    branches (lob's `allOf: [base, {required, properties}]`)."""
+    found: dict[str, str] = {}
+    for key in ("allOf", "anyOf", "oneOf"):
+        if key in schema and depth < 8:
+            for branch in schema / key:
+                found.update(_member_types(branch, depth + 1))
+    if "properties" in schema:
+        found.update({name: _type(node) for name, node in (schema / "properties").str_items()})
+    return found
 
 
 def _keys(places: set[tuple[str, str]], arguments: Mapping[str, Any]) -> set[str]:
