@@ -666,3 +666,30 @@ def test_G16_an_operation_server_at_a_metadata_address_leaves_the_operation_out(
     assert any("PUT /files/{id} cannot become a tool" in d for d in said), said
     assert server is not None
     assert "shop_upload_file" not in {t.name for t in server.tools}
+
+
+def test_response_content_given_as_a_ref_is_followed_not_taken_for_a_media_type(
+    tmp_path: Path,
+) -> None:
+    """lob writes `content: {$ref: "#/components/mediaTypes/..."}`: the tool sent
+    `Accept: $ref` and had no output schema."""
+    paths = """\
+    /campaigns:
+      post:
+        operationId: createCampaign
+        responses:
+          "200":
+            description: created
+            content: {$ref: "#/components/mediaTypes/campaign"}
+    """
+    extra = """\
+    components:
+      mediaTypes:
+        campaign:
+          application/json:
+            schema: {type: object, properties: {id: {type: string}}}
+    """
+    server, _ = built(tmp_path, paths, extra)
+    found = tool(server, "shop_create_campaign")
+    assert req(found).accept == "application/json"
+    assert found.output_schema is not None and "id" in found.output_schema["properties"]

@@ -1142,21 +1142,26 @@ class _Builder:
                 responses[code] if code in responses else responses[int(code)],
                 refs.join(op.pointer, "responses", code),
             )
-            if not isinstance(response, Mapping) or not isinstance(
-                response.get("content"), Mapping
-            ):
+            if not isinstance(response, Mapping) or "content" not in response:
                 continue
-            content: Mapping[str, Any] = response["content"]
+            # `content` itself, or a media type, given as a `$ref` (lob's
+            # `#/components/mediaTypes/...`, OpenAPI 3.2's media type references): followed,
+            # so that `$ref` is never taken for a media type (`Accept: $ref`).
+            content, content_pointer = self.deref(
+                response["content"], refs.join(pointer, "content")
+            )
+            if not isinstance(content, Mapping):
+                continue
             json_media = next((m for m in content if _JSON_MEDIA.match(str(m))), None)
             if json_media is None:
-                return None, None, str(next(iter(content), ""))
-            media_node = content[json_media]
+                return None, None, str(next((m for m in content if m != "$ref"), ""))
+            media_node, media_pointer = self.deref(
+                content[json_media], refs.join(content_pointer, json_media)
+            )
             if not isinstance(media_node, Mapping) or "schema" not in media_node:
                 return None, None, str(json_media)
             outputs = self.converter.root("output")
-            schema = outputs.convert(
-                media_node["schema"], refs.join(pointer, "content", json_media, "schema")
-            )
+            schema = outputs.convert(media_node["schema"], refs.join(media_pointer, "schema"))
             wrap = None
             if _is_object_schema(schema):
                 schema = {**schema, "type": "object"}
