@@ -99,7 +99,9 @@ paths:
   /private/{id}:
     servers: [{url: /internal}]
     get:
-      parameters: [{name: id, in: path, required: true, schema: {type: integer}}]
+      parameters:
+        - {name: id, in: path, required: true, schema: {type: integer}}
+        - {name: q, in: query, schema: {type: array, items: {type: integer}}}
       responses: {"204": {description: done}}
     delete:
       servers: [{url: "https://uploads.example.com/u"}]
@@ -306,3 +308,14 @@ def test_a_multipart_body_of_a_composed_schema_is_read_part_by_part(spec_oracle:
     body = multipart(n="2")  # Thing's `a` is required
     bad = judged(spec_oracle, "POST", url, operation, {"n": 2}, content=body, headers=headers)
     assert any("InvalidRequestBody" in problem for problem in bad), bad
+
+
+@pytest.mark.parametrize(("arguments", "right"), [({"q": []}, True), ({"q": [1]}, False)])
+def test_an_empty_array_is_read_as_openapi_writes_it(
+    spec_oracle: Any, arguments: dict[str, Any], right: bool
+) -> None:
+    """OpenAPI's style table writes the empty array `q=` (form, exploded or not), which
+    openapi-core read as `[""]` (and then failed to cast to a number): meilisearch."""
+    url = "https://eu.example.com/internal/private/7?q="
+    problems = judged(spec_oracle, "GET", url, f"{PRIVATE}/get", {"id": 7, **arguments})
+    assert (problems == []) is right, problems
