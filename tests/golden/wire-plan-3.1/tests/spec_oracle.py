@@ -150,6 +150,12 @@ def _form(explode: bool, name: str, kind: str, location: Mapping[str, Any]) -> A
     if explode and kind == "object":  # gathered under the name by `_gather_form_objects`
         assert isinstance(location, ImmutableMultiDict)
         return dict(pair.split("=", 1) for pair in location.getlist(name))
+    if (
+        kind == "array"
+        and isinstance(location, ImmutableMultiDict)
+        and location.getlist(name) == [""]
+    ):
+        return []  # OpenAPI's style table: the empty array is `color=`, exploded or not
     return style_deserializers["form"](explode, name, kind, location)
 
 
