@@ -18,6 +18,9 @@ written here from those: which server an operation is at (`find_operations`), wh
 type key a Content-Type matches and how its body is read (RFC 6838), and the readers of
 some parameter styles. What it cannot read at all, a `$ref` that names nothing, is taken as
 anything and said with a `NotJudged` warning; the rest of the request is judged as ever.
+
+One file, over 600 lines: the generated tests import one oracle, and it ships as one file
+beside them.
 """
 
 from __future__ import annotations

@@ -21,6 +21,7 @@ __all__ = [
     "BaseUrlError",
     "NamedUpstream",
     "UpstreamsError",
+    "check_operation_server",
     "expand_url_template",
     "load_upstreams",
     "named_base_url",
@@ -53,6 +54,24 @@ def split_base_url(base_url: str) -> tuple[str, str]:
     if "@" in parts.netloc or "?" in base_url or "#" in base_url:
         raise ValueError("the base URL must not hold credentials, a query or a fragment")
     return f"{parts.scheme}://{parts.netloc}", parts.path.rstrip("/")
+
+
+def check_operation_server(value: Any) -> str:
+    """An operation's own server URL (tools.json `request.server`): absolute http(s) or
+    `//host/path` (checked as a base URL is), or a reference relative to the base URL (a
+    path: no query or fragment).
+
+    Raises:
+        ValueError: anything else.
+    """
+    if not isinstance(value, str):
+        raise ValueError("must be a string")
+    parts = urlsplit(value)
+    if parts.netloc or parts.scheme:
+        split_base_url(value if parts.scheme else "https:" + value)  # `//host/path` too
+    elif "?" in value or "#" in value or "\\" in value:
+        raise ValueError("a relative server URL holds no query, fragment or backslash")
+    return value
 
 
 def operation_base_url(base_url: str, server: str, configured: bool) -> str:

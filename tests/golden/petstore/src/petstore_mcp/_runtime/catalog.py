@@ -16,7 +16,6 @@ from collections.abc import Mapping, Sequence
 from copy import deepcopy
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlsplit
 
 from .content import ContentError, PromptSpec, ResourceSpec, load_prompts, load_resources
 from .modes import ModesError, ToolModes, load_modes
@@ -32,7 +31,7 @@ from .spec import (
     Tool,
     Upstream,
 )
-from .upstreams import NamedUpstream, UpstreamsError, load_upstreams, split_base_url
+from .upstreams import NamedUpstream, UpstreamsError, check_operation_server, load_upstreams
 
 __all__ = [
     "CONFIRMATIONS",
@@ -435,21 +434,10 @@ def _request(raw: Mapping[str, Any], p: str) -> RequestSpec:
 
 
 def _operation_server(value: Any, p: str) -> str:
-    """An operation's own server URL: absolute http(s) or `//host/path` (checked as a base
-    URL is), or a reference relative to the base URL (a path: no query or fragment)."""
-    if not isinstance(value, str):
-        raise CatalogError(p, "must be a string")
-    if not value:
-        return value
-    parts = urlsplit(value)
-    if parts.netloc or parts.scheme:
-        try:
-            split_base_url(value if parts.scheme else "https:" + value)  # `//host/path` too
-        except ValueError as exc:
-            raise CatalogError(p, str(exc)) from None
-    elif "?" in value or "#" in value or "\\" in value:
-        raise CatalogError(p, "a relative server URL holds no query, fragment or backslash")
-    return value
+    try:
+        return check_operation_server(value)
+    except ValueError as exc:
+        raise CatalogError(p, str(exc)) from None
 
 
 def _parameter(raw: Mapping[str, Any], p: str) -> Parameter:
