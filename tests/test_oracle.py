@@ -3,9 +3,16 @@ the warning for a project whose own pyproject.toml predates it."""
 
 from __future__ import annotations
 
+import importlib.util
+import json
+import shutil
+import warnings
 from pathlib import Path
+from typing import Any
 
+import httpx2
 import pytest
+import yaml
 
 from mcpmint.diagnostics import DiagnosticSink
 from mcpmint.render.cases import warn_without_oracle
@@ -66,3 +73,249 @@ def test_no_warning_without_an_oracle_or_a_pyproject(tmp_path: Path) -> None:
     sink = DiagnosticSink()
     warn_without_oracle(tmp_path, {}, sink)  # a manifest's package: no oracle
     assert list(sink) == []
+
+
+# --- the oracle on its own: a spec, hand-made requests ------------------------------------
+
+ORACLE_SPEC = """
+openapi: 3.0.3
+info: {title: O, version: "1"}
+servers:
+  - url: https://{region}.example.com/v1
+    variables: {region: {default: eu, enum: [eu, us]}}
+paths:
+  /things:
+    post:
+      requestBody:
+        required: true
+        content:
+          "application/merge-patch+json; okta-version=1.0.0":
+            schema: {$ref: "#/components/schemas/Thing"}
+          "application/json, okta-version=1.0.0":
+            schema: {$ref: "#/components/schemas/Thing"}
+          "application/tar+gzip": {schema: {type: string, format: binary}}
+          "*/*": {schema: {$ref: "#/components/schemas/Thing"}}
+      responses: {"204": {description: done}}
+  /private/{id}:
+    servers: [{url: /internal}]
+    get:
+      parameters:
+        - {name: id, in: path, required: true, schema: {type: integer}}
+        - {name: q, in: query, schema: {type: array, items: {type: integer}}}
+      responses: {"204": {description: done}}
+    delete:
+      servers: [{url: "https://uploads.example.com/u"}]
+      parameters: [{name: id, in: path, required: true, schema: {type: integer}}]
+      responses: {"204": {description: done}}
+  /odd:
+    post:
+      parameters: [{name: tags, in: query, schema: {type: array, items: string}}]
+      requestBody:
+        required: true
+        content: {"thing-vnd.v1+json": {schema: {type: object}}}
+      responses: {"204": {description: done}}
+  /forms:
+    post:
+      requestBody:
+        required: true
+        content:
+          multipart/form-data:
+            schema:
+              allOf:
+                - {$ref: "#/components/schemas/Thing"}
+                - {properties: {n: {type: integer}, meta: {type: object}}, required: [n]}
+      responses: {"204": {description: done}}
+  /loose:
+    post:
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              type: object
+              properties: {x: {$ref: "#/components/schemas/Missing"}, y: {type: integer}}
+      responses: {"204": {description: done}}
+components:
+  schemas:
+    Thing:
+      type: object
+      required: [a]
+      properties: {a: {type: integer}}
+"""
+
+
+@pytest.fixture(scope="module")
+def spec_oracle(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """The generated oracle (a golden's `tests/spec_oracle.py`) beside ORACLE_SPEC, as JSON
+    holding an escape (a lone surrogate, klaviyo's) that openapi-core's YAML reader refuses."""
+    folder = tmp_path_factory.mktemp("oracle")
+    shutil.copy(GOLDEN / "petstore" / "tests" / "spec_oracle.py", folder / "spec_oracle.py")
+    spec = yaml.safe_load(ORACLE_SPEC)
+    spec["info"]["description"] = "\ud83d"  # JSON that YAML (openapi-core's reader) refuses
+    (folder / "spec.json").write_text(json.dumps(spec), encoding="utf-8")
+    cases = {"oracle": {"": {"document": "spec.json", "server": None}}, "calls": {}}
+    (folder / "generated_cases.json").write_text(json.dumps(cases), encoding="utf-8")
+    found = importlib.util.spec_from_file_location("lone_spec_oracle", folder / "spec_oracle.py")
+    assert found is not None and found.loader is not None
+    module = importlib.util.module_from_spec(found)
+    found.loader.exec_module(module)
+    return module
+
+
+def judged(oracle: Any, method: str, url: str, operation: str, arguments: Any, **kw: Any) -> Any:
+    return oracle.judge(httpx2.Request(method, url, **kw), "", operation, arguments)
+
+
+THINGS = "#/paths/~1things/post"
+PRIVATE = "#/paths/~1private~1{id}"
+
+
+@pytest.mark.parametrize(
+    "content_type",
+    [
+        "application/merge-patch+json; okta-version=1.0.0",
+        "application/merge-patch+json;okta-version=1.0.0",
+        "application/json; okta-version=1.0.0",  # the spec's key has a comma
+        "application/vnd.thing+json",  # only */* matches: read as JSON, by its +json suffix
+    ],
+)
+def test_a_json_body_is_read_as_json_whatever_its_media_type_parameters(
+    spec_oracle: Any, content_type: str
+) -> None:
+    """RFC 6838: parameters take no part in matching a key; a +json suffix is JSON. Read as
+    bytes, `{"a": 1}` was refused as not an object, and `{"a": "x"}` judged by nothing."""
+    url, headers = "https://eu.example.com/v1/things", {"content-type": content_type}
+    good = judged(spec_oracle, "POST", url, THINGS, {"a": 1}, content=b'{"a":1}', headers=headers)
+    assert good == []
+    bad = judged(
+        spec_oracle, "POST", url, THINGS, {"a": "x"}, content=b'{"a":"x"}', headers=headers
+    )
+    assert any("InvalidRequestBody" in problem for problem in bad), bad
+
+
+def test_a_binary_body_is_judged_as_the_string_its_schema_says(spec_oracle: Any) -> None:
+    headers = {"content-type": "application/tar+gzip"}
+    url = "https://eu.example.com/v1/things"
+    problems = judged(
+        spec_oracle, "POST", url, THINGS, {"body": "x"}, content=b"\x1f\x8b\x08", headers=headers
+    )
+    assert problems == []
+
+
+@pytest.mark.parametrize(
+    ("method", "url", "right"),
+    [
+        ("GET", "https://eu.example.com/internal/private/7", True),  # path item: relative
+        ("GET", "https://us.example.com/internal/private/7", True),  # the variable's enum
+        ("GET", "https://eu.example.com/v1/private/7", False),  # the document's server
+        ("GET", "https://xx.example.com/internal/private/7", False),  # not in the enum
+        ("DELETE", "https://uploads.example.com/u/private/7", True),  # the operation's own
+        ("DELETE", "https://eu.example.com/internal/private/7", False),  # its path item's
+        ("DELETE", "https://uploads.example.com/private/7", False),  # its base path dropped
+    ],
+)
+def test_servers_are_found_by_the_openapi_rules(
+    spec_oracle: Any, method: str, url: str, right: bool
+) -> None:
+    """An operation's servers over its path item's over the document's; relative ones
+    against where the document is (the first absolute server); variables by their enum."""
+    operation = f"{PRIVATE}/{method.lower()}"
+    problems = judged(spec_oracle, method, url, operation, {"id": 7})
+    assert (problems == []) is right, problems
+
+
+def test_a_dangling_ref_is_not_judged_and_says_so_but_the_rest_is(spec_oracle: Any) -> None:
+    url, operation = "https://eu.example.com/v1/loose", "#/paths/~1loose/post"
+    headers = {"content-type": "application/json"}
+    with pytest.warns(spec_oracle.NotJudged, match="Missing.*names nothing"):
+        good = judged(
+            spec_oracle,
+            "POST",
+            url,
+            operation,
+            {"x": [1], "y": 1},
+            content=b'{"x":[1],"y":1}',
+            headers=headers,
+        )
+    assert good == []
+    with pytest.warns(spec_oracle.NotJudged):
+        bad = judged(
+            spec_oracle,
+            "POST",
+            url,
+            operation,
+            {"x": 1, "y": "no"},
+            content=b'{"x":1,"y":"no"}',
+            headers=headers,
+        )
+    assert any("InvalidRequestBody" in problem for problem in bad), bad
+
+
+def test_an_operation_without_a_dangling_ref_judges_without_a_warning(spec_oracle: Any) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        problems = judged(
+            spec_oracle,
+            "GET",
+            "https://eu.example.com/internal/private/7",
+            f"{PRIVATE}/get",
+            {"id": 7},
+        )
+    assert problems == []
+
+
+def test_what_openapi_core_cannot_read_is_not_judged_and_said_the_rest_is(
+    spec_oracle: Any,
+) -> None:
+    """`items: string` (not a schema) and a content key that is no media type: openapi-core
+    fails on the spec there. Each is a `NotJudged` warning; the rest is judged (an
+    undeclared query parameter is still found)."""
+    url, operation = "https://eu.example.com/v1/odd?tags=a&tags=b", "#/paths/~1odd/post"
+    sent = {"content": b"{}", "headers": {"content-type": "application/json"}}
+    with pytest.warns(spec_oracle.NotJudged) as said:
+        good = judged(spec_oracle, "POST", url, operation, {"tags": ["a", "b"], "body": {}}, **sent)
+    assert good == []
+    reasons = " ".join(str(w.message) for w in said)
+    assert "tags" in reasons and "no key of its content is a media type" in reasons
+    with pytest.warns(spec_oracle.NotJudged):
+        bad = judged(spec_oracle, "POST", url + "&x=1", operation, {"tags": ["a", "b"]}, **sent)
+    assert "query parameter x is not in the spec" in bad
+
+
+def multipart(**parts: str) -> bytes:
+    lines = []
+    for name, value in parts.items():
+        lines += ["--b", f'Content-Disposition: form-data; name="{name}"', "", value]
+    return ("\r\n".join([*lines, "--b--", ""])).encode("utf-8")
+
+
+def test_a_multipart_body_of_a_composed_schema_is_read_part_by_part(spec_oracle: Any) -> None:
+    """openapi-core reads only the `allOf` branches that validate alone and have a `type`:
+    lob's members went missing. Each part is read, typed by the branches' properties."""
+    url, operation = "https://eu.example.com/v1/forms", "#/paths/~1forms/post"
+    headers = {"content-type": "multipart/form-data; boundary=b"}
+    body = multipart(a="1", n="2", meta="{}")
+    good = judged(
+        spec_oracle,
+        "POST",
+        url,
+        operation,
+        {"a": 1, "n": 2, "meta": {}},
+        content=body,
+        headers=headers,
+    )
+    assert good == []
+    body = multipart(n="2")  # Thing's `a` is required
+    bad = judged(spec_oracle, "POST", url, operation, {"n": 2}, content=body, headers=headers)
+    assert any("InvalidRequestBody" in problem for problem in bad), bad
+
+
+@pytest.mark.parametrize(("arguments", "right"), [({"q": []}, True), ({"q": [1]}, False)])
+def test_an_empty_array_is_read_as_openapi_writes_it(
+    spec_oracle: Any, arguments: dict[str, Any], right: bool
+) -> None:
+    """OpenAPI's style table writes the empty array `q=` (form, exploded or not), which
+    openapi-core read as `[""]` (and then failed to cast to a number): meilisearch."""
+    url = "https://eu.example.com/internal/private/7?q="
+    problems = judged(spec_oracle, "GET", url, f"{PRIVATE}/get", {"id": 7, **arguments})
+    assert (problems == []) is right, problems

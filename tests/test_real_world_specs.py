@@ -23,6 +23,7 @@ from mcp import Client
 from mcpmint import ir
 from mcpmint.diagnostics import DiagnosticSink
 from mcpmint.pipeline import GenerateOptions, build, generate
+from mcpmint.render.cases import build_cases
 from mcpmint.render.templates import catalog
 from mcpmint.runtime.catalog import load_catalog
 from mcpmint.runtime.server import build_server
@@ -605,3 +606,90 @@ def test_an_example_the_server_would_refuse_is_left_out_at_generation(tmp_path: 
     for example in examples:  # a value built from the format instead: one the server takes
         assert len(example["taskId"]) == 36 and example["taskId"].count("-") == 4
     assert any("does not match its schema" in d.message for d in sink.warnings)
+
+
+# --- operation and path item `servers` ------------------------------------------------------
+
+OWN_SERVERS = """\
+/files/{id}:
+  servers: [{url: /private}]
+  get:
+    operationId: getFile
+    parameters: [{name: id, in: path, required: true, schema: {type: string}}]
+    responses: {"204": {description: done}}
+  put:
+    operationId: uploadFile
+    servers:
+      - url: "https://{zone}.uploads.example.com/u/"
+        variables: {zone: {default: eu, enum: [eu, us]}}
+    parameters: [{name: id, in: path, required: true, schema: {type: string}}]
+    responses: {"204": {description: done}}
+/plain:
+  get:
+    operationId: plain
+    servers: [{url: "https://api.example.com"}]
+    responses: {"204": {description: done}}
+"""
+
+
+def test_an_operation_or_path_item_with_its_own_servers_sends_there(tmp_path: Path) -> None:
+    """OpenAPI: an operation's `servers` override its path item's, which override the
+    document's (the sweep's pagerduty and influxdata; GitHub's release asset upload). The
+    generator ignored both: requests went to the document's server."""
+    server, sink = built(tmp_path, OWN_SERVERS)
+    assert not sink.has_errors, [d.render() for d in sink]
+    assert req(tool(server, "shop_get_file")).server == "/private"
+    assert req(tool(server, "shop_upload_file")).server == "https://eu.uploads.example.com/u"
+    assert req(tool(server, "shop_plain")).server == ""  # the document's own: nothing to say
+    cases = build_cases(server, sink)["calls"]
+    assert (
+        cases["shop_get_file"]["request"]["url"] == "https://api.example.com/private/files/string"
+    )
+    assert cases["shop_upload_file"]["request"]["url"] == (
+        "https://eu.uploads.example.com/u/files/string"
+    )
+    loaded = load_catalog(catalog(server))
+    assert {t.name: t.request.server for t in loaded.tools if t.request}[
+        "shop_get_file"
+    ] == "/private"
+
+
+def test_G16_an_operation_server_at_a_metadata_address_leaves_the_operation_out(
+    tmp_path: Path,
+) -> None:
+    """Checked as the document's servers are; the operation cannot become a tool, and the
+    run goes on (a located warning names it), as for any operation that cannot."""
+    spec = OWN_SERVERS.replace("https://{zone}.uploads.example.com/u/", "http://169.254.169.254/x")
+    server, sink = built(tmp_path, spec)
+    said = [d.render() for d in sink]
+    assert any(":14:11: warning: server URL" in d and "cloud metadata address" in d for d in said)
+    assert any("PUT /files/{id} cannot become a tool" in d for d in said), said
+    assert server is not None
+    assert "shop_upload_file" not in {t.name for t in server.tools}
+
+
+def test_response_content_given_as_a_ref_is_followed_not_taken_for_a_media_type(
+    tmp_path: Path,
+) -> None:
+    """lob writes `content: {$ref: "#/components/mediaTypes/..."}`: the tool sent
+    `Accept: $ref` and had no output schema."""
+    paths = """\
+    /campaigns:
+      post:
+        operationId: createCampaign
+        responses:
+          "200":
+            description: created
+            content: {$ref: "#/components/mediaTypes/campaign"}
+    """
+    extra = """\
+    components:
+      mediaTypes:
+        campaign:
+          application/json:
+            schema: {type: object, properties: {id: {type: string}}}
+    """
+    server, _ = built(tmp_path, paths, extra)
+    found = tool(server, "shop_create_campaign")
+    assert req(found).accept == "application/json"
+    assert found.output_schema is not None and "id" in found.output_schema["properties"]

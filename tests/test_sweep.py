@@ -92,22 +92,9 @@ def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("sweep")
 
 
-# Known failures of the generated tests' spec oracle on these specs (found when issue 26's sample
-# met issue 31's oracle), each a bug to fix, not a skip: strict, so a fix turns them red.
-KNOWN = {
-    "hubspot/CRM/Pipeline Governance/2026-09-beta/pipelineGovernance.json": "the oracle reads "
-    "a JSON body of this operation as bytes (openapi-core's media type match)",
-    "akamai/multi/sandbox-api-v1/sandboxes.yaml": "a body sample `{}` the spec's "
-    "minProperties refuses: the input schema lost minProperties",
-    "okta/idp-oneOfInheritance.yaml": "`application/merge-patch+json;okta-version=1.0.0`: "
-    "the oracle reads the body as bytes",
-    "ory/kratos-v26.2.0.json": "the spec refers to #/components/schemas/string, which it "
-    "lacks: openapi-core cannot resolve it",
-    "pagerduty/integration-slack-service.json": "the oracle finds no server of the spec for "
-    "the tool's URL",
-    "influxdata/legacy.yml": "a spec without an absolute server: the oracle finds no server "
-    "for the fallback base URL",
-}
+# Known failures of the generated tests on sample specs, each a bug to fix, not a skip (none
+# today): strict xfails, so that a fix turns its entry red until it is removed.
+KNOWN: dict[str, str] = {}
 
 
 def _sample() -> list[object]:

@@ -50,6 +50,9 @@ class Request:
     parameters: tuple[Parameter, ...]
     body: Body | None
     accept: str
+    # The operation's own server (its `servers`, else its path item's), variables at their
+    # defaults: absolute, or relative to the base URL; "" for the document's servers.
+    server: str = ""
 
 
 @dataclass(frozen=True)

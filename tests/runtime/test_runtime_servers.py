@@ -121,3 +121,55 @@ def test_a_template_whose_placeholders_do_not_match_its_variables_is_refused() -
     data["upstream"]["urlTemplate"] = "https://{region}.example.com"
     with pytest.raises(CatalogError, match="/upstream/urlTemplate"):
         load_catalog(data)
+
+
+# --- an operation's own servers (OpenAPI's operation and path item `servers`) -------------
+
+
+def own_server_catalog(server: str) -> Catalog:
+    data = catalog_data()
+    for tool in data["tools"]:
+        if tool["name"] == LIST[0]:
+            tool["request"]["server"] = server
+    return load_catalog(data)
+
+
+@pytest.mark.parametrize(
+    ("server", "env", "url"),
+    [
+        ("https://uploads.example.com/u", {}, "https://uploads.example.com/u/pets/1"),
+        ("/internal", {}, "https://api.example.com/internal/pets/1"),  # RFC 3986, from /v1
+        ("v2", {}, "https://api.example.com/v2/pets/1"),
+        # The operator's base URL wins over a host the spec names; a relative one follows it.
+        (
+            "https://uploads.example.com/u",
+            {"PETS_BASE_URL": "http://127.0.0.1:9/mock"},
+            "http://127.0.0.1:9/mock/pets/1",
+        ),
+        (
+            "/internal",
+            {"PETS_BASE_URL": "http://127.0.0.1:9/mock"},
+            "http://127.0.0.1:9/internal/pets/1",
+        ),
+        ("//uploads.example.com/u", {}, "https://uploads.example.com/u/pets/1"),
+        (
+            "//uploads.example.com/u",
+            {"PETS_BASE_URL": "http://127.0.0.1:9/mock"},
+            "http://127.0.0.1:9/mock/pets/1",
+        ),
+    ],
+)
+async def test_an_operation_with_its_own_server_sends_there(
+    upstream: Recorder, server: str, env: dict[str, str], url: str
+) -> None:
+    result = await call(own_server_catalog(server), upstream, env)
+    assert not result.is_error, text(result)
+    assert str(upstream.last.url).split("?")[0] == url
+
+
+@pytest.mark.parametrize(
+    "server", ["ftp://files.example.com", "https://user@evil.example.com", "/x?y=1", "/x#f", 7]
+)
+def test_an_unusable_operation_server_is_refused_by_the_catalog(server: Any) -> None:
+    with pytest.raises(CatalogError, match="server"):
+        own_server_catalog(server)

@@ -632,6 +632,8 @@ class _ModeConverter:
                 out["allOf"] = [*out.get("allOf", []), {"anyOf": branches}]
                 return
             key = "anyOf"
+        if not self.output and key in ("anyOf", "oneOf"):
+            branches = _discriminated(branches, value, schema.get("discriminator"))
         out[key] = branches
 
     def _tuple_items(
@@ -996,6 +998,44 @@ class _Conflict(Exception):
 _INVALID: Final = object()
 
 
+def _discriminated(branches: list[Any], raw: list[Any], discriminator: Any) -> list[Any]:
+    """OpenAPI's `discriminator` said in JSON Schema (input mode): each `$ref` branch of a
+    `oneOf`/`anyOf` holds only with the discriminating property set to a value that names it
+    (its `mapping` keys, else the referenced schema's name, OpenAPI 4.8.25). Without it a
+    value of one branch that also fits another (`{"method": "link"}` taking the branch that
+    does not need `email`) passes the tool and is refused by the API. A branch that is a
+    `$defs` reference (a cycle) is left as it is. New dicts: converted bodies are shared."""
+    if not isinstance(discriminator, Mapping) or not isinstance(
+        discriminator.get("propertyName"), str
+    ):
+        return branches
+    name = discriminator["propertyName"]
+    mapping = discriminator.get("mapping")
+    mapping = mapping if isinstance(mapping, Mapping) else {}
+    out: list[Any] = []
+    for branch, source in zip(branches, raw, strict=True):
+        ref = source.get("$ref") if isinstance(source, Mapping) else None
+        properties = branch.get("properties") if isinstance(branch, dict) else None
+        if not isinstance(ref, str) or not isinstance(properties, dict):
+            out.append(branch)
+            continue
+        schema_name = ref.rsplit("/", 1)[-1]
+        values = [str(k) for k, v in mapping.items() if v in (ref, schema_name)] or [schema_name]
+        own = properties.get(name, {})
+        own = own if isinstance(own, dict) else {}
+        allowed = [v for v in own.get("enum", values) if v in values] or values
+        narrowed = {k: v for k, v in own.items() if k not in ("enum", "const")}
+        required = list(branch.get("required", []))
+        out.append(
+            {
+                **branch,
+                "properties": {**properties, name: {**narrowed, "enum": allowed}},
+                "required": required if name in required else [*required, name],
+            }
+        )
+    return out
+
+
 def _merge_all(own: dict[str, Any], branches: list[Any]) -> dict[str, Any]:
     node = own
     residual: list[Any] = []
@@ -1271,6 +1311,11 @@ def _close(node: dict[str, Any]) -> None:
         return
     names = node.get("type", "object")
     if "object" in (names if isinstance(names, list) else [names]):
+        # A required name the spec gives no schema for (figma's webhook `team_id`) is still
+        # required: any value, rather than closed out, which no object could then satisfy.
+        missing = [n for n in node.get("required", ()) if n not in node["properties"]]
+        if missing:
+            node["properties"] = {**node["properties"], **{name: {} for name in missing}}
         node["additionalProperties"] = False
 
 

@@ -31,7 +31,7 @@ from mcpmint import refs
 from mcpmint.diagnostics import DiagnosticSink
 from mcpmint.runtime.addresses import numeric_host
 
-__all__ = ["METADATA_HOSTS", "check_servers", "server_template"]
+__all__ = ["METADATA_HOSTS", "check_server_list", "check_servers", "server_template"]
 
 METADATA_HOSTS = frozenset(
     {
@@ -50,19 +50,31 @@ _PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
 def check_servers(
     data: Mapping[str, Any], locate: Callable[[str], str], sink: DiagnosticSink, env_prefix: str
 ) -> None:
-    """Report dangerous server URLs of the (OpenAPI 3 shaped) document in `sink`."""
-    servers = data.get("servers")
+    """Report dangerous server URLs of the (OpenAPI 3 shaped) document in `sink`; the
+    `servers` of path items and operations are checked by `check_server_list` as the
+    frontend reads them (they may sit in other files)."""
+    check_server_list(data.get("servers"), "#/servers", locate, sink, env_prefix)
+
+
+def check_server_list(
+    servers: Any,
+    at: str,
+    locate: Callable[[str], str],
+    sink: DiagnosticSink,
+    env_prefix: str,
+) -> None:
+    """Report dangerous server URLs of one `servers` list (at the JSON pointer `at`)."""
     if not isinstance(servers, list):
         return
     for index, server in enumerate(servers):
         if not isinstance(server, Mapping) or not isinstance(server.get("url"), str):
             continue
         template = str(server["url"])
-        pointer = refs.join("#/servers", index, "url")
+        pointer = refs.join(at, index, "url")
         variables = _variables(server)
         authority = template.split("://", 1)[-1].split("/", 1)[0]
         for name, (default, enum) in variables.items():
-            var_pointer = refs.join("#/servers", index, "variables", name)
+            var_pointer = refs.join(at, index, "variables", name)
             if enum and default not in enum:
                 sink.warning(
                     locate(var_pointer),

@@ -40,6 +40,7 @@ from mcpmint.render.templates import (
 from mcpmint.runtime.arguments import schema_validator
 from mcpmint.runtime.catalog import CatalogError, Tool, load_catalog
 from mcpmint.runtime.request import ArgumentError, build_request
+from mcpmint.runtime.upstreams import operation_base_url
 from mcpmint.runtime.visible import strip_data
 from mcpmint.write.cache import Memo
 from mcpmint.write.lock import digest
@@ -406,11 +407,15 @@ def _kinds(server: ir.Server, calls: dict[str, Any]) -> list[str]:
 
 
 def _base_url(server: ir.Server, tool: ir.Tool) -> str:
-    """Where the tool's request goes in the generated tests (several sources: its own)."""
+    """Where the tool's request goes in the generated tests (several sources: its own; an
+    operation with servers of its own: there, by the runtime's rule)."""
+    base = server.base_url
     for upstream in server.upstreams:
         if upstream.name == tool.upstream:
-            return upstream.base_url or FALLBACK_BASE_URL
-    return server.base_url or FALLBACK_BASE_URL
+            base = upstream.base_url
+    own = tool.request.server if tool.request is not None else ""
+    # No base URL in the spec: the tests set the fallback, as an operator would.
+    return operation_base_url(base or FALLBACK_BASE_URL, own, configured=not base)
 
 
 def _credentials(

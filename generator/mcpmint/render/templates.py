@@ -338,9 +338,14 @@ def _resource(resource: ir.Resource) -> dict[str, Any]:
         "parameters": _parameters(request.parameters),
         "body": None,
         "accept": request.accept,
-    }
+    } | _server(request)
     data["security"] = _security(resource.security)
     return data | ({"upstream": resource.upstream} if resource.upstream else {})
+
+
+def _server(request: ir.Request) -> dict[str, Any]:
+    """An operation's own server (docs/tools-json.md), only when it has one."""
+    return {"server": request.server} if request.server else {}
 
 
 def _upstreams(server: ir.Server) -> dict[str, Any]:
@@ -425,7 +430,8 @@ def _tool(tool: ir.Tool) -> dict[str, Any]:
             "parameters": _parameters(request.parameters),
             "body": body,
             "accept": request.accept,
-        },
+        }
+        | _server(request),
         "security": _security(tool.security),
         "output": {"wrap": tool.output_wrap},
         "meta": {"operationId": tool.operation_id, "source": tool.source}

@@ -15,7 +15,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from fnmatch import fnmatchcase
-from typing import Any
+from typing import Any, Final
 from urllib.parse import parse_qsl, urlsplit
 
 from mcpmint import ir, refs
@@ -110,6 +110,9 @@ class _Operation:
     # A path key with a query string (`/responses?beta=true`): the fixed query parameters,
     # sent by every call; a fragment (`/files/{id}#shared_link`) names a variant only.
     fixed_query: tuple[tuple[str, str], ...] = ()
+    # The operation's own `servers` (else its path item's) and where they are: see `server`.
+    servers: Any = None
+    servers_pointer: str = ""
 
     @property
     def key(self) -> str:
@@ -168,6 +171,7 @@ class _Builder:
         self.schemes: dict[str, ir.SecurityScheme] = {}
         self.warned_schemes: set[str] = set()  # places of undefined schemes warned about
         self.cut_outputs: list[str] = []
+        self.checked_servers: set[str] = set()  # `servers` lists of operations checked (G16)
         minor = 0 if (version.major, version.minor) == (3, 0) else 1
         self.converter = SchemaConverter(
             self.data, openapi=(3, minor), sink=sink, locate=doc.locate
@@ -223,8 +227,9 @@ class _Builder:
             cut_outputs=tuple(self.cut_outputs),
         )
 
-    def base_url(self) -> tuple[str, tuple[str, ...]]:
-        servers = self.data.get("servers")
+    def server_urls(self, servers: Any, pointer: str, *, warn: bool = True) -> list[str]:
+        """The URLs of a `servers` list, each variable at its default; one with a variable
+        that has none is left out, with a warning."""
         urls: list[str] = []
         if isinstance(servers, list):
             for index, server in enumerate(servers):
@@ -237,12 +242,39 @@ class _Builder:
                         if isinstance(variable, Mapping) and "default" in variable:
                             url = url.replace("{" + str(name) + "}", str(variable["default"]))
                 if "{" in url:
+                    if not warn:
+                        continue
                     self.sink.warning(
-                        self.locate(refs.join("#/servers", index, "url")),
+                        self.locate(refs.join(pointer, index, "url")),
                         "server URL has a variable without a default; it cannot be used as is",
                     )
                     continue
                 urls.append(url)
+        return urls
+
+    def server(self, op: _Operation) -> str:
+        """The operation's own server (OpenAPI 4.8.10: its `servers`, else its path item's):
+        the first absolute http(s) one, else the first; "" when it has none of its own. The
+        runtime resolves a relative one against the base URL, and uses the base URL instead of
+        an absolute one when the operator sets it (docs/generated-package.md)."""
+        if op.servers is None:
+            return ""
+        if op.servers_pointer not in self.checked_servers:  # G16, once per list
+            self.checked_servers.add(op.servers_pointer)
+            prefix = (self.options.namespace or default_namespace(self.data, self.doc.path)).upper()
+            servers_check.check_server_list(
+                op.servers, op.servers_pointer, self.locate, self.sink, prefix
+            )
+        urls = self.server_urls(op.servers, op.servers_pointer)
+        absolute = [url for url in urls if urlsplit(url).scheme in ("http", "https")]
+        chosen = (absolute or urls or [""])[0]
+        chosen = chosen.rstrip("/") if chosen != "/" else chosen
+        document = self.server_urls(self.data.get("servers"), "#/servers", warn=False)
+        base = next((u for u in document if urlsplit(u).scheme in ("http", "https")), None)
+        return "" if base is not None and chosen == base.rstrip("/") else chosen
+
+    def base_url(self) -> tuple[str, tuple[str, ...]]:
+        urls = self.server_urls(self.data.get("servers"), "#/servers")
         for url in urls:
             parts = urlsplit(url)
             if parts.scheme in ("http", "https") and parts.netloc:
@@ -410,6 +442,13 @@ class _Builder:
                     )
                     continue
                 if isinstance(operation, Mapping):
+                    # OpenAPI 4.8.10: an operation's `servers` override its path item's,
+                    # which override the document's.
+                    servers = item.get("servers")
+                    servers_pointer = refs.join(item_pointer, "servers")
+                    if isinstance(operation.get("servers"), list) and operation["servers"]:
+                        servers = operation["servers"]
+                        servers_pointer = refs.join(op_pointer, "servers")
                     found.append(
                         _Operation(
                             method=method,
@@ -418,6 +457,8 @@ class _Builder:
                             operation=operation,
                             path_parameters=list(zip(shared, shared_ptrs, strict=True)),
                             fixed_query=fixed,
+                            servers=servers if isinstance(servers, list) and servers else None,
+                            servers_pointer=servers_pointer,
                         )
                     )
         return found
@@ -717,7 +758,7 @@ class _Builder:
         memo = self.memo
         item = op.pointer.rsplit("/", 1)[0]  # the path item: its parameters are the tool's
         parts = [
-            *(name, namespace, op.method, op.path, op.pointer),
+            *(name, namespace, op.method, op.path, op.pointer, op.servers),
             *(op.operation, op.path_parameters, self.converter.targets_under(item)),
         ]
         roots = [op.operation, [node for node, _ in op.path_parameters]]
@@ -820,7 +861,9 @@ class _Builder:
             output_wrap=wrap,
             examples=examples,
             annotations=annotations,
-            request=ir.Request(method, op.request_path, tuple(parameters), body, accept),
+            request=ir.Request(
+                method, op.request_path, tuple(parameters), body, accept, self.server(op)
+            ),
             security=security,
             operation_id=str(operation.get("operationId") or ""),
             source=op.pointer,
@@ -1099,21 +1142,26 @@ class _Builder:
                 responses[code] if code in responses else responses[int(code)],
                 refs.join(op.pointer, "responses", code),
             )
-            if not isinstance(response, Mapping) or not isinstance(
-                response.get("content"), Mapping
-            ):
+            if not isinstance(response, Mapping) or "content" not in response:
                 continue
-            content: Mapping[str, Any] = response["content"]
+            # `content` itself, or a media type, given as a `$ref` (lob's
+            # `#/components/mediaTypes/...`, OpenAPI 3.2's media type references): followed,
+            # so that `$ref` is never taken for a media type (`Accept: $ref`).
+            content, content_pointer = self.deref(
+                response["content"], refs.join(pointer, "content")
+            )
+            if not isinstance(content, Mapping):
+                continue
             json_media = next((m for m in content if _JSON_MEDIA.match(str(m))), None)
             if json_media is None:
-                return None, None, str(next(iter(content), ""))
-            media_node = content[json_media]
+                return None, None, str(next((m for m in content if m != "$ref"), ""))
+            media_node, media_pointer = self.deref(
+                content[json_media], refs.join(content_pointer, json_media)
+            )
             if not isinstance(media_node, Mapping) or "schema" not in media_node:
                 return None, None, str(json_media)
             outputs = self.converter.root("output")
-            schema = outputs.convert(
-                media_node["schema"], refs.join(pointer, "content", json_media, "schema")
-            )
+            schema = outputs.convert(media_node["schema"], refs.join(media_pointer, "schema"))
             wrap = None
             if _is_object_schema(schema):
                 schema = {**schema, "type": "object"}
@@ -1393,10 +1441,22 @@ def _is_object_schema(schema: Mapping[str, Any]) -> bool:
     return "object" in _types(schema) and _types(schema) <= {"object", "null"}
 
 
+# What an object body may say and still become top-level arguments: each property becomes an
+# argument, `required` the arguments' `required`. Any other keyword about the whole body
+# (`minProperties`, `maxProperties`, `dependentRequired`, `not`, `if`, `propertyNames`, ...)
+# has no place in the arguments' schema, so such a body stays one `body` argument, whole.
+_FLATTENED_KEYWORDS: Final = frozenset(
+    {"type", "properties", "required", "additionalProperties", "title", "description"}
+    | {"examples", "default", "deprecated", "readOnly", "writeOnly", "$comment"}
+)
+
+
 def _flattenable(schema: Mapping[str, Any]) -> bool:
-    """An object body with named properties and no composition can become top-level arguments."""
+    """An object body with named properties, no composition and nothing else said about the
+    whole body (`_FLATTENED_KEYWORDS`) can become top-level arguments."""
     return (
         _is_object_schema(schema)
+        and set(schema) <= _FLATTENED_KEYWORDS
         and _types(schema) == {"object"}
         and isinstance(schema.get("properties"), Mapping)
         and bool(schema["properties"])

@@ -12,6 +12,15 @@ query parameter or cookie the spec does not declare. It never asks mcpmint's run
 catalogue how a request should look: when the generator and the runtime agree on a mistake,
 the spec still disagrees. docs/generated-package.md (in mcpmint) lists the mistakes it was
 shown to catch.
+
+Where openapi-core reads otherwise than the OpenAPI and HTTP specifications, the rules are
+written here from those: which server an operation is at (`find_operations`), which media
+type key a Content-Type matches and how its body is read (RFC 6838), and the readers of
+some parameter styles. What it cannot read at all, a `$ref` that names nothing, is taken as
+anything and said with a `NotJudged` warning; the rest of the request is judged as ever.
+
+One file, over 600 lines: the generated tests import one oracle, and it ships as one file
+beside them.
 """
 
 from __future__ import annotations
@@ -23,18 +32,29 @@ import warnings
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qsl, unquote, urlsplit
+from urllib.parse import parse_qsl, unquote, urljoin, urlsplit
 
 import httpx2
 from jsonschema_path import SchemaPath
+from jsonschema_path.handlers import default_handlers
 from openapi_core.casting.schemas.casters import SchemaCaster
 from openapi_core.casting.schemas.exceptions import CastError
 from openapi_core.casting.schemas.factories import SchemaCastersFactory
 from openapi_core.datatypes import RequestParameters
-from openapi_core.deserializing.media_types.util import data_form_loads
+from openapi_core.deserializing.media_types import media_type_deserializers
+from openapi_core.deserializing.media_types.util import (
+    binary_loads,
+    data_form_loads,
+    json_loads,
+    xml_loads,
+)
 from openapi_core.deserializing.styles import StyleDeserializersFactory, style_deserializers
 from openapi_core.deserializing.styles.deserializers import StyleDeserializer
-from openapi_core.templating.paths.finders import APICallPathFinder
+from openapi_core.templating.datatypes import TemplateResult
+from openapi_core.templating.media_types.datatypes import MediaType
+from openapi_core.templating.media_types.exceptions import MediaTypeNotFound
+from openapi_core.templating.media_types.finders import MediaTypeFinder
+from openapi_core.templating.paths.datatypes import PathOperationServer
 from openapi_core.unmarshalling.request.unmarshallers import (
     APICallRequestUnmarshaller,
     V30RequestUnmarshaller,
@@ -45,7 +65,13 @@ from openapi_core.validation.schemas.datatypes import FormatValidatorsDict
 from werkzeug.datastructures import Headers, ImmutableMultiDict
 
 HERE = Path(__file__).parent
-_IGNORED_HEADERS = frozenset({"accept", "content-type", "authorization"})
+# Header parameters OpenAPI says are ignored (the media types and security schemes say those
+# headers), and those the HTTP client sets on its own (`Accept-Encoding: gzip, deflate`): a
+# spec's word on them is about clients in general, not about what a tool sends.
+_IGNORED_HEADERS = frozenset(
+    {"accept", "content-type", "authorization"}
+    | {"accept-encoding", "connection", "user-agent", "content-length", "host"}
+)
 CASES: dict[str, Any] = json.loads((HERE / "generated_cases.json").read_text(encoding="utf-8"))
 # What the HTTP client adds on its own; every other header is one the spec declares.
 TRANSPORT_HEADERS = frozenset(
@@ -69,11 +95,6 @@ def _same(value: Any) -> Any:
 
 
 _AS_SENT = _AsSent()
-_READERS: dict[str, type[APICallRequestUnmarshaller]] = {
-    "3.0": V30RequestUnmarshaller,
-    "3.1": V31RequestUnmarshaller,
-    "3.2": V32RequestUnmarshaller,
-}
 
 
 # openapi-core 0.23 reads these styles wrongly (label and matrix path parameters are looked
@@ -132,6 +153,12 @@ def _form(explode: bool, name: str, kind: str, location: Mapping[str, Any]) -> A
     if explode and kind == "object":  # gathered under the name by `_gather_form_objects`
         assert isinstance(location, ImmutableMultiDict)
         return dict(pair.split("=", 1) for pair in location.getlist(name))
+    if (
+        kind == "array"
+        and isinstance(location, ImmutableMultiDict)
+        and location.getlist(name) == [""]
+    ):
+        return []  # OpenAPI's style table: the empty array is `color=`, exploded or not
     return style_deserializers["form"](explode, name, kind, location)
 
 
@@ -263,6 +290,11 @@ def _multipart(value: bytes, **parameters: str) -> Any:
 def _typed(text: Any, kind: str | None) -> Any:
     if not isinstance(text, str):
         return text
+    if kind in ("object", "array"):  # a JSON part (`Content-Type: application/json`)
+        try:
+            return json.loads(text)
+        except ValueError:
+            return text
     if kind == "boolean" and text in ("true", "false"):
         return text == "true"
     if kind in ("integer", "number") and re.fullmatch(r"-?[0-9]+", text):
@@ -273,8 +305,17 @@ def _typed(text: Any, kind: str | None) -> Any:
 
 
 def _octets(value: bytes, **parameters: str) -> Any:
-    """A binary body as text when it is UTF-8 (3.1's `type: string` again)."""
-    return _text(value)
+    """A body of bytes (`application/octet-stream`, `application/tar+gzip`, `image/png`)
+    as text, UTF-8 where it is, else one character a byte (Latin-1): the schema of such a
+    body is `type: string` (`format: binary`), which openapi-core refuses bytes for."""
+    text = _text(value)
+    return text.decode("latin-1") if isinstance(text, bytes) else text
+
+
+_OWN_READERS: dict[str, Callable[..., Any]] = {
+    "multipart/form-data": _multipart,
+    "application/octet-stream": _octets,
+}
 
 
 def _text(part: Any) -> Any:
@@ -284,31 +325,406 @@ def _text(part: Any) -> Any:
         return part
 
 
-@functools.cache
-def oracle(upstream: str) -> tuple[SchemaPath, APICallRequestUnmarshaller]:
-    """openapi-core's reading of the source `upstream`'s document (validated already, by
-    mcpmint, when the package was made), and its request reader for that version."""
-    entry = CASES["oracle"][upstream]
-    path = HERE / entry["document"]
-    spec = SchemaPath.from_file_path(str(path))
-    if entry["server"] is not None:  # the spec names no absolute server: the operator does
-        data = {**spec.read_value(), "servers": [{"url": entry["server"]}]}
-        spec = SchemaPath.from_dict(data, base_uri=path.as_uri())
-    version = str((spec / "openapi").read_str())
-    kind = _READERS[version[:3]]
-    given = kind.schema_casters_factory
-    casters = _Casters(given.schema_validators_factory, given.types_caster)
-    reader = kind(
-        spec,
-        schema_casters_factory=casters,
-        style_deserializers_factory=_StyleReaders(casters, _STYLES),
-        extra_format_unmarshallers=_AS_SENT,
-        extra_media_type_deserializers={
-            "multipart/form-data": _multipart,
-            "application/octet-stream": _octets,
-        },
+# ----------------------------------------------------------------- media types (RFC 6838)
+
+
+def _essence(media_type: str) -> str:
+    """A media type's `type/subtype`, lower case, without its parameters (RFC 9110 8.3.1);
+    some specs write a parameter after a comma (`application/json, okta-version=1.0.0`)."""
+    return re.split(r"[;,]", media_type, maxsplit=1)[0].strip().lower()
+
+
+def _parameters_of(media_type: str) -> dict[str, str]:
+    """A media type's parameters (`charset=utf-8; okta-version=1.0.0`), names lower case."""
+    found = {}
+    for part in re.split(r"[;,]", media_type)[1:]:
+        name, _, value = part.partition("=")
+        if name.strip():
+            found[name.strip().lower()] = value.strip().strip('"')
+    return found
+
+
+def _rank(key: str, sent: str) -> int | None:
+    """How closely a spec's media type key (maybe a range) matches the sent type: 0 the same
+    `type/subtype`, 1 a structured suffix range (`application/*+json`), 2 `type/*`, 3 `*/*`;
+    None when it does not match. Parameters do not take part in matching."""
+    key, (kind, _, subtype) = _essence(key), _essence(sent).partition("/")
+    if key == f"{kind}/{subtype}":
+        return 0
+    if "+" in subtype and key == f"{kind}/*+{subtype.rpartition('+')[2]}":
+        return 1
+    if key == f"{kind}/*":
+        return 2
+    return 3 if key == "*/*" else None
+
+
+class _MediaReaders(dict[str, Callable[..., Any]]):
+    """How a body of each media type is read: JSON for `application/json`, `text/json` and
+    every `+json` structured suffix (RFC 6838 4.2.8), XML likewise, the readers below for
+    multipart and octets, openapi-core's own for the rest."""
+
+    def __contains__(self, key: object) -> bool:
+        return True
+
+    def __getitem__(self, key: str) -> Callable[..., Any]:
+        essence = _essence(key)
+        subtype = essence.partition("/")[2]
+        suffix = subtype.rpartition("+")[2]
+        if essence in _OWN_READERS:
+            return _OWN_READERS[essence]
+        if subtype == "json" or suffix == "json":
+            return json_loads
+        if subtype == "xml" or suffix == "xml":
+            return xml_loads
+        reader = media_type_deserializers[essence]
+        return _octets if reader is binary_loads else reader
+
+
+def _find_media_type(content: SchemaPath, mimetype: str | None) -> MediaType:
+    """The operation's media type object for the sent `Content-Type` (`mimetype`), the most
+    specific key that matches first, read as the type that was sent."""
+    if mimetype is None:  # a parameter's `content`: its one media type
+        return MediaTypeFinder(content).get_first()
+    ranked = [
+        (rank, index, node)
+        for index, (key, node) in enumerate(content.str_items())
+        if (rank := _rank(key, mimetype)) is not None
+    ]
+    if not ranked:
+        raise MediaTypeNotFound(mimetype, list(content.str_keys()))
+    node = min(ranked, key=lambda item: item[:2])[2]
+    return MediaType(_essence(mimetype), _parameters_of(mimetype), node)
+
+
+# ------------------------------------------------------- references that name nothing
+
+
+class NotJudged(UserWarning):
+    """Part of a request the oracle cannot judge, and why (the spec cannot be read there)."""
+
+
+def _split_ref(ref: str, where: str) -> tuple[str, str]:
+    """(file URI, JSON pointer) a `$ref` found in the file at `where` names."""
+    target, _, pointer = ref.partition("#")
+    return (urljoin(where, target) if target else where), unquote(pointer)
+
+
+def _at(data: Any, pointer: str) -> tuple[bool, Any]:
+    """(found, node) at a JSON pointer of `data`."""
+    node = data
+    for token in pointer.split("/")[1:] if pointer else []:
+        token = token.replace("~1", "/").replace("~0", "~")
+        if isinstance(node, Mapping) and token in node:
+            node = node[token]
+        elif isinstance(node, list) and token.isdigit() and int(token) < len(node):
+            node = node[int(token)]
+        else:
+            return False, None
+    return True, node
+
+
+class Documents:
+    """The spec's files as read (openapi-core's reader of files), and each `$ref` that names
+    nothing (a pointer into no node, a file that is not there). openapi-core cannot read a
+    schema holding one; the oracle reads each such `$ref` as `{}`, anything, and says so
+    (`NotJudged`) wherever it judges a request whose operation reaches one: all else of
+    that request is judged as ever."""
+
+    def __init__(self, root: str) -> None:
+        self.root = root
+        self.files: dict[str, Any] = {}
+        self.dangling: dict[str, set[tuple[str, str]]] = {}  # file -> (pointer to the $ref, $ref)
+        self._reach: dict[tuple[str, str], tuple[tuple[str, str], ...]] = {}
+        self.walk(root, "")
+
+    def load(self, uri: str) -> tuple[bool, Any]:
+        """(read, data) of the file at `uri`. JSON is read as JSON: openapi-core reads it
+        as YAML, which refuses some JSON (a `\\ud83d` escape: klaviyo's specs)."""
+        if uri not in self.files:
+            try:
+                if uri.lower().endswith(".json"):
+                    path = Path(unquote(urlsplit(uri).path))
+                    self.files[uri] = json.loads(path.read_text(encoding="utf-8"))
+                else:
+                    self.files[uri] = default_handlers["file"](uri)
+            except Exception:  # missing, unreadable: every $ref into it names nothing
+                self.files[uri] = _MISSING
+        data = self.files[uri]
+        return data is not _MISSING, data
+
+    def locate(self, uri: str, pointer: str) -> tuple[str, str] | None:
+        """(file, pointer) of the node at `uri#pointer`, `$ref`s on the way followed (a path
+        item in a file of its own); None when there is no such node."""
+        loaded, node = self.load(uri)
+        if not loaded:
+            return None
+        at = ""
+        for token in [t.replace("~1", "/").replace("~0", "~") for t in pointer.split("/")[1:]]:
+            for _ in range(50):  # a chain of $refs, not a loop
+                ref = node.get("$ref") if isinstance(node, Mapping) else None
+                if not isinstance(ref, str) or token in node:
+                    break
+                uri, at = _split_ref(ref, uri)
+                loaded, data = self.load(uri)
+                found, node = _at(data, at) if loaded else (False, None)
+                if not found:
+                    return None
+            if isinstance(node, Mapping) and token in node:
+                node = node[token]
+            elif isinstance(node, list) and token.isdigit() and int(token) < len(node):
+                node = node[int(token)]
+            else:
+                return None
+            at += "/" + token.replace("~", "~0").replace("/", "~1")
+        return uri, at
+
+    def walk(self, uri: str, pointer: str) -> tuple[tuple[str, str], ...]:
+        """The `$ref`s that name nothing reachable from the node at `uri#pointer`, each as
+        (file, its `$ref`)."""
+        located = self.locate(uri, pointer)
+        if located is None:  # not there (an operation without a body): nothing reached
+            return ()
+        uri, pointer = located
+        key = (uri, pointer)
+        if key in self._reach:
+            return self._reach[key]
+        self._reach[key] = ()  # a cycle: what it reaches is being found
+        found: list[tuple[str, str]] = []
+        node = _at(self.load(uri)[1], pointer)[1]
+        stack = [(node, pointer)]
+        while stack:
+            node, at = stack.pop()
+            if isinstance(node, Mapping):
+                ref = node.get("$ref")
+                if isinstance(ref, str):
+                    target, target_pointer = _split_ref(ref, uri)
+                    loaded, target_data = self.load(target)
+                    if not loaded or not _at(target_data, target_pointer)[0]:
+                        self.dangling.setdefault(uri, set()).add((at, ref))
+                        found.append((uri, ref))
+                    else:
+                        found.extend(self.walk(target, target_pointer))
+                for name, child in node.items():
+                    if name != "$ref":
+                        stack.append(
+                            (child, f"{at}/{str(name).replace('~', '~0').replace('/', '~1')}")
+                        )
+            elif isinstance(node, list):
+                stack.extend((child, f"{at}/{index}") for index, child in enumerate(node))
+        self._reach[key] = tuple(dict.fromkeys(found))
+        return self._reach[key]
+
+    def patched(self, uri: str) -> Any:
+        """The file at `uri` with each of its `$ref`s that name nothing read as `{}`."""
+        data = json.loads(json.dumps(self.load(uri)[1]))
+        for pointer, _ in sorted(self.dangling.get(uri, ()), key=lambda item: -len(item[0])):
+            parent_pointer, _, last = pointer.rpartition("/")
+            parent = _at(data, parent_pointer)[1]
+            token = last.replace("~1", "/").replace("~0", "~")
+            if isinstance(parent, list):
+                parent[int(token)] = {}
+            elif isinstance(parent, dict):
+                parent[token] = {}
+        return data
+
+
+_MISSING = object()
+
+
+# ------------------------------------------------------------ servers (OpenAPI 4.8.5)
+
+# Where relative server URLs are resolved from: a server URL and its variables.
+Base = tuple[str, Mapping[str, Any]]
+
+
+def _server_pattern(server: SchemaPath, base: Base) -> tuple[str, str]:
+    """(URL template, regular expression) of a Server object: a relative URL resolved
+    against the base server's (RFC 3986), whose variables it then has too; each variable any
+    of its `enum` values, else any text."""
+    url = str((server / "url").read_value())
+    variables = dict((server / "variables").read_value()) if "variables" in server else {}
+    if not re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://", url) and base[0]:
+        url, variables = urljoin(base[0], url), {**base[1], **variables}
+    pattern = ""
+    for index, piece in enumerate(re.split(r"(\{[^{}]*\})", url.rstrip("/"))):
+        if index % 2 == 0:
+            pattern += re.escape(piece)
+            continue
+        variable = variables.get(piece[1:-1])
+        if isinstance(variable, Mapping) and isinstance(variable.get("enum"), list):
+            values = [str(value).rstrip("/") for value in variable["enum"]]
+            pattern += "(?:" + "|".join(re.escape(value) for value in values) + ")"
+        else:
+            pattern += "[^?#]*?"
+    return url, pattern
+
+
+def _path_pattern(template: str) -> str:
+    """A path template's regular expression, one named group a variable (in order)."""
+    pieces = re.split(r"(\{[^{}]*\})", template)
+    return "".join(
+        re.escape(piece) if index % 2 == 0 else f"(?P<v{index // 2}>[^/]+)"
+        for index, piece in enumerate(pieces)
     )
-    return spec, reader
+
+
+def find_operations(
+    spec: SchemaPath, base: Base, method: str, url: str
+) -> list[PathOperationServer]:
+    """Every operation of the spec at `method` and `url` (no query), by the OpenAPI rules:
+    an operation's `servers` over its path item's over the document's (a document without
+    any: `/`), a relative server URL resolved against `base` (where the document is, for
+    the tests the operator's base URL), server variables, base paths. Literal path templates
+    come first, then those with fewer variables (OpenAPI 4.8.8.2)."""
+    found: list[tuple[int, int, PathOperationServer]] = []
+    for path_key, path in (spec / "paths").str_items():
+        if method not in path:
+            continue
+        operation = path / method
+        servers = next(
+            (
+                holder / "servers"
+                for holder in (operation, path, spec)
+                if "servers" in holder and len(holder / "servers")
+            ),
+            None,
+        )
+        names = re.findall(r"\{([^{}]*)\}", path_key)
+        for server in servers if servers is not None else [SchemaPath.from_dict({"url": "/"})]:
+            template, prefix = _server_pattern(server, base)
+            match = re.fullmatch(prefix + _path_pattern(path_key), url)
+            if match is None:
+                continue
+            variables = {name: match.group(f"v{index}") for index, name in enumerate(names)}
+            found.append(
+                (
+                    len(names),
+                    len(found),
+                    PathOperationServer(
+                        path,
+                        operation,
+                        server,
+                        TemplateResult(path_key, variables),
+                        TemplateResult(template, {}),
+                    ),
+                )
+            )
+            break
+    return [item[2] for item in sorted(found, key=lambda item: item[:2])]
+
+
+# ----------------------------------------------------------------------------- the oracle
+
+
+class _Reading(APICallRequestUnmarshaller):
+    """openapi-core's request reader, but with the media type matching above, reading the
+    operation `judge` found (by the server rules above) rather than finding its own, and a
+    multipart body whose schema is composed (`allOf: [base, {...}]`) read part by part: its
+    own reader decodes only the branches that validate on their own, and none without a
+    `type`, so lob's members went missing."""
+
+    def _deserialise_media_type(
+        self, media_type: SchemaPath, mimetype: str, parameters: Mapping[str, str], value: bytes
+    ) -> Any:
+        schema = media_type / "schema" if "schema" in media_type else None
+        if (
+            mimetype == "multipart/form-data"
+            and schema is not None
+            and "properties" not in schema
+            and any(key in schema for key in ("allOf", "anyOf", "oneOf"))
+        ):
+            parts = _multipart(value, **parameters)
+            return {name: v[0] if len(v) == 1 else v for name, v in parts.lists()}
+        return super()._deserialise_media_type(media_type, mimetype, parameters, value)
+
+    def _find_media_type(self, content: SchemaPath, mimetype: str | None = None) -> MediaType:
+        return _find_media_type(content, mimetype)
+
+    def _find_path(self, request: Any) -> PathOperationServer:
+        found: PathOperationServer = request.found
+        return found
+
+
+class _V30(_Reading, V30RequestUnmarshaller):
+    pass
+
+
+class _V31(_Reading, V31RequestUnmarshaller):
+    pass
+
+
+class _V32(_Reading, V32RequestUnmarshaller):
+    pass
+
+
+_READERS: dict[str, type[APICallRequestUnmarshaller]] = {"3.0": _V30, "3.1": _V31, "3.2": _V32}
+
+
+class Oracle:
+    """openapi-core's reading of one source's document (validated already, by mcpmint, when
+    the package was made), its request reader for that version, and where relative server
+    URLs are resolved from."""
+
+    def __init__(self, upstream: str) -> None:
+        entry = CASES["oracle"][upstream]
+        path = HERE / entry["document"]
+        self.documents = Documents(path.as_uri())
+        if not self.documents.load(path.as_uri())[0]:
+            raise Unreadable(f"{entry['document']} cannot be read")
+        data = self.documents.patched(path.as_uri())
+        # The spec names no absolute server: the operator's base URL (the tests') stands for
+        # its servers and for where the document is.
+        self.base: Base = (entry["server"] or "", {})
+        if entry["server"] is not None:
+            data = {**data, "servers": [{"url": entry["server"]}]}
+        else:  # where the document is: its first absolute server stands for it
+            self.base = next(
+                (
+                    (str(server["url"]), server.get("variables") or {})
+                    for server in data.get("servers") or []
+                    if isinstance(server, Mapping)
+                    and re.match(r"^https?://", str(server.get("url", "")))
+                ),
+                ("", {}),
+            )
+        handlers = {**default_handlers, "file": self.documents.patched}
+        self.spec = SchemaPath.from_dict(data, base_uri=path.as_uri(), handlers=handlers)
+        version = str((self.spec / "openapi").read_str())
+        kind = _READERS[version[:3]]
+        given = kind.schema_casters_factory
+        casters = _Casters(given.schema_validators_factory, given.types_caster)
+        self.reader: APICallRequestUnmarshaller = kind(
+            self.spec,
+            schema_casters_factory=casters,
+            style_deserializers_factory=_StyleReaders(casters, _STYLES),
+            extra_format_unmarshallers=_AS_SENT,
+            extra_media_type_deserializers=_MediaReaders(),
+        )
+
+    def not_judged(self, operation: str) -> list[str]:
+        """Why parts of requests for the operation at `operation` (a `#/paths/...` pointer)
+        go unjudged: each `$ref` that names nothing in what the oracle reads of a request
+        (the operation's and its path item's parameters, its request body, its security)."""
+        pointer = operation.removeprefix("#")
+        read = [f"{pointer}/{part}" for part in ("parameters", "requestBody", "security")]
+        read.append(pointer.rpartition("/")[0] + "/parameters")
+        dangling = dict.fromkeys(
+            item for part in read for item in self.documents.walk(self.documents.root, part)
+        )
+        return [
+            f"{operation}: $ref {ref!r} in {uri.rsplit('/', 1)[-1]} names nothing: what it "
+            "describes is taken as anything (openapi-core cannot read it)"
+            for uri, ref in dangling
+        ]
+
+
+@functools.cache
+def oracle(upstream: str) -> Oracle:
+    return Oracle(upstream)
+
+
+class Unreadable(Exception):
+    """The spec's entry file cannot be read (by Python's JSON or openapi-core's YAML)."""
 
 
 class SentRequest:
@@ -317,6 +733,7 @@ class SentRequest:
     def __init__(self, request: httpx2.Request) -> None:
         url = urlsplit(str(request.url))
         self.url = str(request.url)
+        self.found: PathOperationServer | None = None  # the operation it is judged by
         self.host_url = f"{url.scheme}://{url.netloc}"
         self.path = url.path
         self.method = request.method.lower()
@@ -400,18 +817,22 @@ def judge(
 ) -> list[str]:
     """What is wrong with `request`, sent for `arguments` by the tool made from the spec
     operation at `operation` (a JSON pointer); empty when nothing is."""
-    spec, reader = oracle(upstream)
-    sent = SentRequest(request)
     try:
-        found = APICallPathFinder(spec).find(sent.method, sent.host_url + sent.path)
-    except Exception as exc:  # ServerNotFound, PathNotFound, OperationNotFound
-        return [f"the spec has no operation for {request.method} {request.url}: {exc!r}"]
-    path_key, method = found.path.parts[-1], found.operation.parts[-1]
-    pointer = "#/paths/" + path_key.replace("~", "~0").replace("/", "~1") + "/" + method
-    if pointer != operation:
-        if _matches(operation, method, sent.path):  # two templates of the spec match the URL
-            return []  # openapi-core reads it by the first one only: nothing to judge it by
-        return [f"{request.method} {request.url} is the spec's {pointer}, not {operation}"]
+        judging = oracle(upstream)
+    except Unreadable as exc:  # nothing to judge by: said, on every request
+        warnings.warn(f"not judged: {exc}", NotJudged, stacklevel=2)
+        return []
+    spec, reader = judging.spec, judging.reader
+    sent = SentRequest(request)
+    candidates = find_operations(spec, judging.base, sent.method, sent.host_url + sent.path)
+    if not candidates:
+        return [f"the spec has no operation for {request.method} {request.url}"]
+    found = next((c for c in candidates if _pointer(c) == operation), candidates[0])
+    if _pointer(found) != operation:
+        return [f"{request.method} {request.url} is the spec's {_pointer(found)}, not {operation}"]
+    for reason in judging.not_judged(operation):
+        warnings.warn(reason, NotJudged, stacklevel=2)
+    sent.found = found
     _PART_TYPES.clear()
     _PART_TYPES.update(_multipart_types(found))
     sent.parameters.path = PathValues(found.path_result.variables)
@@ -432,10 +853,30 @@ def judge(
         warnings.filterwarnings("ignore", category=DeprecationWarning)  # the spec's word
         result = reader.unmarshal(sent)
     errors = [error for error in result.errors if not _ignored(error)]
+    keys = _not_media_types(found)
+    if keys and any(_caused_by(error, MediaTypeNotFound) for error in errors):
+        warnings.warn(
+            f"{operation}: the body is not judged: no key of its content is a media type "
+            f"(type/subtype, RFC 6838): {keys}",
+            NotJudged,
+            stacklevel=2,
+        )
+        errors = [error for error in errors if not _caused_by(error, MediaTypeNotFound)]
+    unread: set[tuple[str, str]] = set()
+    for error in [error for error in errors if _caused_by(error, _CANNOT_READ)]:
+        # openapi-core failed on the spec's text itself (`items: string`, not a schema):
+        # that part cannot be judged; its error is no finding about the request.
+        warnings.warn(f"{operation}: not judged: {_error(error)}", NotJudged, stacklevel=2)
+        errors.remove(error)
+        unread.add((str(getattr(error, "location", "")), str(getattr(error, "name", ""))))
     problems = [_error(error) for error in errors]
     problems += _undeclared(spec, found, sent, parameters)
     if not errors:
-        problems += _values(result, parameters, sent, arguments)
+        read = [item for item in parameters if item[:2] not in unread]
+        given = {
+            key: value for key, value in arguments.items() if key not in _keys(unread, arguments)
+        }
+        problems += _values(result, read, sent, given)
     return problems
 
 
@@ -444,24 +885,62 @@ def _multipart_types(found: Any) -> dict[str, str]:
     content = found.operation / "requestBody" / "content" / "multipart/form-data"
     if "requestBody" not in found.operation or not content.exists() or "schema" not in content:
         return {}
-    schema = content / "schema"
-    if "properties" not in schema:
-        return {}
-    return {name: _type(node) for name, node in (schema / "properties").str_items()}
+    return _member_types(content / "schema", 0)
 
 
-def _matches(operation: str, method: str, path: str) -> bool:
-    """Whether the path template of `operation` (a `#/paths/...` pointer) with `method`
-    also matches the end of the request's `path`."""
-    template, _, wanted = operation.removeprefix("#/paths/").rpartition("/")
-    template = template.replace("~1", "/").replace("~0", "~")
-    pattern = re.sub(r"\\\{[^/]*?\\\}", "[^/]+", re.escape(template))
-    return wanted == method and re.search(pattern + "$", path) is not None
+def _member_types(schema: SchemaPath, depth: int) -> dict[str, str]:
+    """The type of each property of an object schema and of its `allOf`/`anyOf`/`oneOf`
+    branches (lob's `allOf: [base, {required, properties}]`)."""
+    found: dict[str, str] = {}
+    for key in ("allOf", "anyOf", "oneOf"):
+        if key in schema and depth < 8:
+            for branch in schema / key:
+                found.update(_member_types(branch, depth + 1))
+    if "properties" in schema:
+        found.update({name: _type(node) for name, node in (schema / "properties").str_items()})
+    return found
+
+
+def _keys(places: set[tuple[str, str]], arguments: Mapping[str, Any]) -> set[str]:
+    """The arguments named after the parameters at `places` ((location, name) pairs)."""
+    found = {_argument(arguments, name, where) for where, name in places}
+    return {key for key in found if key is not None}
+
+
+def _not_media_types(found: PathOperationServer) -> list[str]:
+    """The keys of the operation's request body content when none is a media type at all
+    (akamai's `domain-vnd-config-gtm.v1.5+json`): nothing a Content-Type can match."""
+    body = found.operation / "requestBody"
+    if "requestBody" not in found.operation or "content" not in body:
+        return []
+    keys = list((body / "content").str_keys())
+    return keys if keys and not any("/" in key for key in keys) else []
+
+
+# What openapi-core raises when the spec, not the request, is what it cannot read.
+_CANNOT_READ = (AttributeError, TypeError)
+
+
+def _caused_by(
+    error: BaseException, kind: type[BaseException] | tuple[type[BaseException], ...]
+) -> bool:
+    cause: BaseException | None = error
+    while cause is not None:
+        if isinstance(cause, kind):
+            return True
+        cause = cause.__cause__ or cause.__context__
+    return False
+
+
+def _pointer(found: PathOperationServer) -> str:
+    """The `#/paths/...` pointer of a found operation."""
+    path_key, method = str(found.path.parts[-1]), str(found.operation.parts[-1])
+    return "#/paths/" + path_key.replace("~", "~0").replace("/", "~1") + "/" + method
 
 
 def _ignored(error: BaseException) -> bool:
     """An error about a header parameter named Accept, Content-Type or Authorization, which
-    OpenAPI says is ignored (the media types and security schemes say those headers)."""
+    OpenAPI says is ignored, or one the HTTP client sets on its own (`_IGNORED_HEADERS`)."""
     name, location = getattr(error, "name", ""), getattr(error, "location", "")
     if location == "header" and str(name).lower() in _IGNORED_HEADERS:
         return True

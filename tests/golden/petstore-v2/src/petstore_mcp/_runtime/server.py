@@ -83,7 +83,7 @@ from .upstream import (
     UpstreamTimeout,
     resolve_base_url,
 )
-from .upstreams import BaseUrlError, named_base_url, split_base_url
+from .upstreams import BaseUrlError, named_base_url, operation_base_url, split_base_url
 from .visible import INVISIBLE, escape_invisible, strip_data, strip_invisible
 
 __all__ = [
@@ -936,13 +936,19 @@ class _Runtime:
         )
 
     def _base_url(self, tool: Tool) -> str:
-        """The tool's source's upstream: the first source's, or a named one (upstreams.py)."""
+        """The tool's source's upstream: the first source's, or a named one (upstreams.py);
+        then the operation's own server, if it has one (`operation_base_url`)."""
+        server = tool.request.server if tool.request is not None else ""
         if not tool.upstream:
-            return resolve_base_url(self._catalog, self._environ)
+            base = resolve_base_url(self._catalog, self._environ)
+            variable = f"{self._catalog.server.env_prefix}_BASE_URL"
+            return operation_base_url(base, server, bool(self._environ.get(variable)))
+        upstream = self._catalog.upstreams[tool.upstream]
         try:
-            return named_base_url(self._catalog.upstreams[tool.upstream], self._environ)
+            base = named_base_url(upstream, self._environ)
         except BaseUrlError as exc:
             raise UpstreamError(str(exc)) from None
+        return operation_base_url(base, server, bool(self._environ.get(upstream.env)))
 
     async def _send(self, request: PreparedRequest, origin: str) -> UpstreamResponse:
         return await self._upstream.send(request, origin=origin)

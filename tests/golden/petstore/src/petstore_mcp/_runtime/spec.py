@@ -113,6 +113,8 @@ class RequestSpec:
     parameters: tuple[Parameter, ...]
     body: Body | None
     accept: str
+    # The operation's own server ("" for the source's base URL): `operation_base_url`.
+    server: str = ""
 
 
 @dataclass(frozen=True)

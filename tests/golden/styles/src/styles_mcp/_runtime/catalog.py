@@ -31,7 +31,7 @@ from .spec import (
     Tool,
     Upstream,
 )
-from .upstreams import NamedUpstream, UpstreamsError, load_upstreams
+from .upstreams import NamedUpstream, UpstreamsError, check_operation_server, load_upstreams
 
 __all__ = [
     "CONFIRMATIONS",
@@ -424,8 +424,20 @@ def _request(raw: Mapping[str, Any], p: str) -> RequestSpec:
     body = None if body_raw is None else _body(_mapping(body_raw, f"{p}/body"), f"{p}/body")
     _check_unique_arguments(params, body, p)
     return RequestSpec(
-        method=method, path=path, parameters=params, body=body, accept=_str(raw, "accept", p)
+        method=method,
+        path=path,
+        parameters=params,
+        body=body,
+        accept=_str(raw, "accept", p),
+        server=_operation_server(raw.get("server", ""), f"{p}/server"),
     )
+
+
+def _operation_server(value: Any, p: str) -> str:
+    try:
+        return check_operation_server(value)
+    except ValueError as exc:
+        raise CatalogError(p, str(exc)) from None
 
 
 def _parameter(raw: Mapping[str, Any], p: str) -> Parameter:

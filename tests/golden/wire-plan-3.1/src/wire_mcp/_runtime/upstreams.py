@@ -14,16 +14,18 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import urljoin, urlsplit
 
 __all__ = [
     "DEFAULT_PORTS",
     "BaseUrlError",
     "NamedUpstream",
     "UpstreamsError",
+    "check_operation_server",
     "expand_url_template",
     "load_upstreams",
     "named_base_url",
+    "operation_base_url",
     "server_variable_env",
     "split_base_url",
 ]
@@ -52,6 +54,35 @@ def split_base_url(base_url: str) -> tuple[str, str]:
     if "@" in parts.netloc or "?" in base_url or "#" in base_url:
         raise ValueError("the base URL must not hold credentials, a query or a fragment")
     return f"{parts.scheme}://{parts.netloc}", parts.path.rstrip("/")
+
+
+def check_operation_server(value: Any) -> str:
+    """An operation's own server URL (tools.json `request.server`): absolute http(s) or
+    `//host/path` (checked as a base URL is), or a reference relative to the base URL (a
+    path: no query or fragment).
+
+    Raises:
+        ValueError: anything else.
+    """
+    if not isinstance(value, str):
+        raise ValueError("must be a string")
+    parts = urlsplit(value)
+    if parts.netloc or parts.scheme:
+        split_base_url(value if parts.scheme else "https:" + value)  # `//host/path` too
+    elif "?" in value or "#" in value or "\\" in value:
+        raise ValueError("a relative server URL holds no query, fragment or backslash")
+    return value
+
+
+def operation_base_url(base_url: str, server: str, configured: bool) -> str:
+    """The base URL of a tool whose operation has servers of its own (`server`, OpenAPI's
+    operation or path item `servers`): a relative one resolved against `base_url` (RFC 3986,
+    as `urljoin`); an absolute one (a scheme, or `//host`) as it is, unless the operator set
+    the base URL (`configured`): then requests go where the operator said, never to another
+    host the spec names."""
+    if not server or (configured and urlsplit(server).netloc):
+        return base_url
+    return urljoin(base_url, server).rstrip("/")
 
 
 @dataclass(frozen=True)
