@@ -191,10 +191,37 @@ def operations(path: Path) -> Iterator[dict[str, Any]]:
                 continue
             params = dict(shared)
             params.update(_parameters(reader, op.get("parameters"), op_file))
-            body = "requestBody" in op or any(where in ("body", "formData") for where, _ in params)
+            body = _carries(reader, op.get("requestBody"), op_file) or any(
+                where in ("body", "formData") for where, _ in params
+            )
             params = {k: v for k, v in params.items() if k[0] not in ("body", "formData")}
             pointer = "#/paths/" + key.replace("~", "~0").replace("/", "~1") + "/" + method
             yield {"pointer": pointer, "parameters": set(params), "body": body}
+
+
+def _carries(reader: Reader, raw: Any, where: Path) -> bool:
+    """Whether a request body can carry something: not an optional one whose every media
+    type's schema is a closed object without properties (Stripe's GETs), which a tool
+    rightly leaves out."""
+    if raw is None:
+        return False
+    body, where = reader.follow(raw, where)
+    if not isinstance(body, dict) or body.get("required") is True:
+        return True
+    content = body.get("content")
+    if not isinstance(content, dict) or not content:
+        return True
+    for media in content.values():
+        schema, _ = reader.follow(media.get("schema") if isinstance(media, dict) else None, where)
+        if not (
+            isinstance(schema, dict)
+            and schema.get("type") in ("object", None)
+            and not schema.get("properties")
+            and schema.get("additionalProperties") is False
+            and not any(key in schema for key in ("allOf", "anyOf", "oneOf", "items"))
+        ):
+            return True
+    return False
 
 
 def _parameters(reader: Reader, raw: Any, where: Path) -> dict[tuple[str, str], bool]:

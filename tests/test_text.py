@@ -136,6 +136,8 @@ def test_docs_base_is_the_origin_of_the_external_docs_or_the_contact() -> None:
 
 
 def test_a_get_or_delete_with_an_empty_optional_body_has_no_body_argument(tmp_path: Path) -> None:
+    """Empty: a closed object without properties (Stripe's GETs). An open object, or a schema
+    that says nothing, carries data (Elasticsearch's `GET /_cat/count` takes a query): kept."""
     empty = {
         "content": {
             "application/x-www-form-urlencoded": {
@@ -143,6 +145,8 @@ def test_a_get_or_delete_with_an_empty_optional_body_has_no_body_argument(tmp_pa
             }
         }
     }
+    open_object = {"content": {"application/json": {"schema": {"type": "object"}}}}
+    anything = {"content": {"application/json": {"schema": {"nullable": True}}}}
     spec = {
         "openapi": "3.0.3",
         "info": {"title": "T", "version": "1"},
@@ -166,7 +170,19 @@ def test_a_get_or_delete_with_an_empty_optional_body_has_no_body_argument(tmp_pa
                     "requestBody": empty,
                     "responses": {"200": {"description": "ok"}},
                 },
-            }
+            },
+            "/counts": {
+                "get": {
+                    "operationId": "count",
+                    "requestBody": open_object,
+                    "responses": {"200": {"description": "ok"}},
+                },
+                "delete": {
+                    "operationId": "dropCounts",
+                    "requestBody": anything,
+                    "responses": {"200": {"description": "ok"}},
+                },
+            },
         },
     }
     path = tmp_path / "t.yaml"
@@ -175,6 +191,7 @@ def test_a_get_or_delete_with_an_empty_optional_body_has_no_body_argument(tmp_pa
     properties = {t.name: set(t.input_schema["properties"]) for t in server.tools}
     assert properties["t_get_thing"] == {"id"} and properties["t_delete_thing"] == {"id"}
     assert properties["t_post_thing"] == {"id", "body"}
+    assert properties["t_count"] == {"body"} and properties["t_drop_counts"] == {"body"}
 
 
 def test_parameter_descriptions_are_markdown_with_absolute_links(tmp_path: Path) -> None:

@@ -1023,15 +1023,17 @@ class _Builder:
         return {"type": "string"}, style
 
     def _empty_body(self, body: Mapping[str, Any], pointer: str) -> bool:
-        """An optional request body whose every media type's schema has no properties."""
-        if body.get("required") is True:
+        """An optional request body that can carry nothing: its every media type's schema is
+        a closed object without properties (`additionalProperties: false`). An object that
+        says nothing of its properties takes any (Elasticsearch's `GET /_cat/count` query)."""
+        if body.get("required") is True or not body["content"]:
             return False
         for media, node in body["content"].items():
             schema = node.get("schema") if isinstance(node, Mapping) else None
             schema, _ = self.deref(schema, refs.join(pointer, "content", media, "schema"))
             if not isinstance(schema, Mapping) or schema.get("type") not in ("object", None):
                 return False
-            if schema.get("properties") or schema.get("additionalProperties") not in (None, False):
+            if schema.get("properties") or schema.get("additionalProperties") is not False:
                 return False
             if any(key in schema for key in ("allOf", "anyOf", "oneOf", "items")):
                 return False
