@@ -25,7 +25,7 @@ from mcpmint import ir
 from mcpmint.build.frontends.manifest import is_manifest
 from mcpmint.build.frontends.swagger2 import convert
 from mcpmint.build.sample import sample_instance
-from mcpmint.build.toolmemo import encode
+from mcpmint.build.toolmemo import encode, record_text
 from mcpmint.build.toolmodes import tools_listed
 from mcpmint.diagnostics import DiagnosticSink
 from mcpmint.load.document import RawDocument
@@ -205,12 +205,10 @@ def _reused_case(memo: Memo | None, key: str | None) -> dict[str, Any] | None:
 
 def _remember_case(memo: Memo, key: str, case: dict[str, Any]) -> None:
     try:
-        text = orjson.dumps(case).decode("utf-8")
-    except TypeError:  # what orjson refuses (a big integer): made every run
+        memo.used[key] = record_text(case)  # what JSON carries exactly, as the tool memo
+    except (TypeError, ValueError):  # a big integer, a NaN: made every run
         return
-    if orjson.loads(text) == case:  # what JSON carries exactly (not NaN) is kept
-        memo.used[key] = text
-        memo.missed += 1
+    memo.missed += 1
 
 
 def _case(
