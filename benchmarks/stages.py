@@ -22,10 +22,10 @@ from mcpmint.build.largeapi import every_tool_tokens, result_models_for
 from mcpmint.diagnostics import DiagnosticSink
 from mcpmint.load.document import load_document
 from mcpmint.load.validate import validate_document
-from mcpmint.render.cases import build_cases
+from mcpmint.render.cases import CASES_PATH, build_cases
 from mcpmint.render.format import format_tree
 from mcpmint.render.models import models_source
-from mcpmint.render.templates import RenderInputs, render
+from mcpmint.render.templates import RenderInputs, dump_json, models_file, models_path, render
 from mcpmint.write.lock import lock_text
 
 
@@ -54,8 +54,9 @@ def main() -> None:
     every_result = result_models_for("auto", every_tool_tokens(server))
     models = timed("typed models", models_source, server, sink, None, every_result=every_result)
     cases = timed("cases", build_cases, server, sink)
-    inputs = RenderInputs(server=server, models=models, cases=cases, spec_file="spec")
-    tree = timed("render", render, inputs)
+    tree = timed("render", render, RenderInputs(server=server, spec_file="spec"))
+    tree.generated[models_path(server)] = models_file(models)
+    tree.generated[CASES_PATH] = dump_json(cases)
     timed("format (ruff)", format_tree, tree, sink)
     timed("lock", lock_text, server)
     print(f"{'total':24s} {sum(times.values()):7.2f} s {sum(cpus.values()):7.2f} s CPU")

@@ -26,7 +26,7 @@ from mcpmint.config import load_config
 from mcpmint.diagnostics import DiagnosticSink
 from mcpmint.load import validate
 from mcpmint.pipeline import GenerateOptions, generate
-from mcpmint.render import models
+from mcpmint.render import cases, models
 from mcpmint.write.cache import CACHE_DIR, KEEP, StageCache, cache_key
 
 from .support import REPO, mcpmint
@@ -368,22 +368,24 @@ def test_validation_in_a_forked_child_reports_the_same_warnings_in_the_same_plac
     assert tree_digest(tmp_path / "forked") == tree_digest(tmp_path / "inline")
 
 
-def test_models_made_in_a_forked_child_are_the_models_made_in_line(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("stage", [models, cases], ids=["models", "cases"])
+def test_a_stage_made_in_a_forked_child_makes_what_it_makes_in_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stage: Any
 ) -> None:
-    """The typed models of a large server are made in a forked child: the same bytes, the
-    same diagnostics, and the same cache entries handed back for the next run."""
+    """The typed models and the test cases of a large server are each made in a forked
+    child: the same bytes, the same diagnostics, and the same cache entries handed back for
+    the next run."""
     spec = tmp_path / "many.json"
     spec.write_text(many_operations_spec(60), encoding="utf-8")
-    monkeypatch.setattr(models, "FORK_MIN_TOOLS", 10**9)
+    monkeypatch.setattr(stage, "FORK_MIN_TOOLS", 10**9)
     inline = run(spec, tmp_path / "inline")
-    monkeypatch.setattr(models, "FORK_MIN_TOOLS", 10)
+    monkeypatch.setattr(stage, "FORK_MIN_TOOLS", 10)
     forked = run(spec, tmp_path / "forked")
     assert [d.render() for d in forked] == [d.render() for d in inline]
     assert tree_digest(tmp_path / "forked") == tree_digest(tmp_path / "inline")
-    assert entries(tmp_path / "forked", "models", "validate", "format") == entries(
-        tmp_path / "inline", "models", "validate", "format"
-    )
+    stages = ("models", "cases", "validate", "format")
+    assert entries(tmp_path / "forked", *stages) == entries(tmp_path / "inline", *stages)
+    assert entries(tmp_path / "forked", "cases")  # the cases memo came back from the child
 
 
 def _children(pid: int) -> set[int]:

@@ -393,10 +393,15 @@ def generate_command(
             f"{len(report.removed)} removed, {len(report.unchanged)} unchanged"
         )
         # A new package (its pyproject.toml scaffolded just now): what to do with it.
-        if "pyproject.toml" in report.scaffolded and not quiet and out is not None:
+        if (
+            "pyproject.toml" in report.scaffolded
+            and not quiet
+            and out is not None
+            and report.catalog is not None
+        ):
             from mcpmint.nextsteps import next_steps
 
-            steps = next_steps(out)
+            steps = next_steps(out, report.catalog)
             if steps:
                 typer.echo(steps)
         _fail_on_warnings(sink, fail_on_warning)

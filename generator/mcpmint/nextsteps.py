@@ -1,8 +1,9 @@
 """What `mcpmint generate` prints after a run that wrote a server: the next steps.
 
-Read from the generated package itself (its `_generated/tools.json` and pyproject.toml), so
-the block names what was written: the install command, the variables to set, how to run it,
-the `mcpServers` entry MCP clients (Claude Desktop, VS Code, Cursor) read, and the Inspector.
+From the package as written (its folder, and the `tools.json` document the run wrote into
+it), so the block names what was written: the install command, the variables to set, how to
+run it, the `mcpServers` entry MCP clients (Claude Desktop, VS Code, Cursor) read, and the
+Inspector.
 """
 
 from __future__ import annotations
@@ -10,23 +11,21 @@ from __future__ import annotations
 import json
 import shlex
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 INSPECTOR = "npx @modelcontextprotocol/inspector"
 
 
-def _package(output: Path) -> tuple[str, dict[str, Any]] | None:
-    """The import package under `output`/src and its tools.json (None: not found)."""
+def _package(output: Path) -> str | None:
+    """The import package under `output`/src (None: not found)."""
     for tools in sorted(output.glob("src/*/_generated/tools.json")):
-        try:
-            return tools.parent.parent.name, json.loads(tools.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, ValueError):
-            return None
+        return tools.parent.parent.name
     return None
 
 
-def _variables(document: dict[str, Any]) -> list[tuple[str, str]]:
+def _variables(document: Mapping[str, Any]) -> list[tuple[str, str]]:
     """(variable, what to put there): the base URL when the spec has none, then one
     credential of each security scheme."""
     server = document.get("server") or {}
@@ -54,12 +53,12 @@ def _install_path(output: Path) -> str:
     return text
 
 
-def next_steps(output: Path) -> str | None:
-    """The block, or None when `output` holds no generated package."""
-    found = _package(output)
-    if found is None:
+def next_steps(output: Path, document: Mapping[str, Any]) -> str | None:
+    """The block, or None when `output` holds no generated package. `document`: the
+    package's `tools.json` document (its tools are not needed)."""
+    package = _package(output)
+    if package is None:
         return None
-    package, document = found
     name = str((document.get("server") or {}).get("name") or package.replace("_", "-"))
     variables = _variables(document)
     python = sys.executable

@@ -28,10 +28,17 @@ from mcpmint.config import CONFIG_NAMES, Config, Source, find_config, scaffold_t
 from mcpmint.diagnostics import Aborted, DiagnosticSink
 from mcpmint.load.document import RawDocument, load_document
 from mcpmint.load.validate import Findings, start_validation
-from mcpmint.render.cases import build_cases, spec_source, warn_without_oracle
+from mcpmint.render.cases import CASES_PATH, spec_source, start_cases, warn_without_oracle
 from mcpmint.render.format import Formatter, format_tree
 from mcpmint.render.models import start_models
-from mcpmint.render.templates import FileTree, RenderInputs, models_file, models_path, render
+from mcpmint.render.templates import (
+    FileTree,
+    RenderInputs,
+    catalog,
+    models_file,
+    models_path,
+    render,
+)
 from mcpmint.resources import generator_identity
 from mcpmint.write.cache import CACHE_DIR, Memo, StageCache
 from mcpmint.write.files import (
@@ -103,6 +110,7 @@ def generate(source: Path | Config, options: GenerateOptions, sink: DiagnosticSi
         tree = render_server(server, how, sink, cache)
         inputs = (*files, config.path) if config else files
         report = write_outputs(tree, inputs, spec, output, config, options, sink, previous)
+        report.catalog = {**catalog(server), "tools": []}
     if not options.check and not report.blocked and not sink.has_errors:
         cache.keep("tools", memo)
         cache.save()
@@ -379,21 +387,22 @@ def render_server(
 ) -> FileTree:
     """IR -> formatted files in memory (typed models, test cases, templates, the lock).
     Raises `Aborted` on errors."""
-    # The typed models are made beside the rest, in a forked child on a large server.
+    # The typed models and the test cases are made beside the rest, each in a forked child
+    # on a large server; waited for also on errors: no child outlives the run.
     models = start_models(server, cache, every_result=options.every_result)
+    cases = start_cases(server, cache)
     try:
-        memo = cache.memo("cases") if cache is not None else None
-        cases = build_cases(server, sink, memo)
-        if cache is not None and memo is not None:
-            cache.keep("cases", memo)
         lock = lock_document(server)
-        inputs = RenderInputs(server=server, models="", cases=cases, spec_file=options.spec_file)
-        tree = render(inputs) if not sink.has_errors else None
+        lock_text = dump(lock)
+        tree = render(RenderInputs(server=server, spec_file=options.spec_file))
     finally:
-        models_text = models(sink)  # waited for also on errors: no child outlives the run
+        cases_text, found = cases()
+        sink.extend(found)
+        models_text, found = models()
+        sink.extend(found)
     _stop_on_errors(sink)
-    assert tree is not None
     tree.generated[models_path(server)] = models_file(models_text)
+    tree.generated[CASES_PATH] = cases_text
     tree = format_tree(tree, sink, options.formatter, cache)
     _stop_on_errors(sink)
     scaffold = dict(tree.scaffold)
@@ -402,7 +411,7 @@ def render_server(
             options.spec_file, server.namespace, options.root_file, dynamic=options.large
         )
     return FileTree(
-        generated={**tree.generated, LOCK_FILE: dump(lock)}, scaffold=scaffold, lock=lock
+        generated={**tree.generated, LOCK_FILE: lock_text}, scaffold=scaffold, lock=lock
     )
 
 

@@ -13,8 +13,8 @@ from types import TracebackType
 from typing import Any
 
 from mcpmint.diagnostics import Aborted, Diagnostic, DiagnosticSink, Level
+from mcpmint.forked import Forked
 from mcpmint.load.document import RawDocument
-from mcpmint.load.forked import Forked
 from mcpmint.load.specversion import SpecVersion, detect_version
 from mcpmint.write.cache import StageCache, cache_key
 

@@ -14,7 +14,7 @@ import contextlib
 import hashlib
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlsplit
@@ -27,7 +27,8 @@ from mcpmint.build.frontends.swagger2 import convert
 from mcpmint.build.sample import sample_instance
 from mcpmint.build.toolmemo import encode, record_text
 from mcpmint.build.toolmodes import tools_listed
-from mcpmint.diagnostics import DiagnosticSink
+from mcpmint.diagnostics import Diagnostic, DiagnosticSink
+from mcpmint.forked import FORK_MIN_TOOLS, beside
 from mcpmint.load.document import RawDocument
 from mcpmint.render.templates import (
     TEST_REQUIREMENTS,
@@ -42,7 +43,7 @@ from mcpmint.runtime.catalog import CatalogError, Tool, load_catalog
 from mcpmint.runtime.request import ArgumentError, build_request
 from mcpmint.runtime.upstreams import operation_base_url
 from mcpmint.runtime.visible import strip_data
-from mcpmint.write.cache import Memo
+from mcpmint.write.cache import Memo, StageCache
 from mcpmint.write.lock import digest
 
 FALLBACK_BASE_URL = "http://upstream.test/api"
@@ -79,6 +80,27 @@ def test_environment(server: ir.Server) -> dict[str, str]:
     # methods, after connection errors) would multiply it and add real back-off time.
     environ[f"{server.env_prefix}_RETRIES"] = "0"
     return dict(sorted(environ.items()))
+
+
+# Where the generated tests read their cases from.
+CASES_PATH = "tests/generated_cases.json"
+
+
+def start_cases(
+    server: ir.Server, cache: StageCache | None
+) -> Callable[[], tuple[str, list[Diagnostic]]]:
+    """The text of `CASES_PATH`, begun (in a forked child on a large server), with the
+    previous run's cases from `cache`. Call the result to wait for the text and the
+    diagnostics."""
+
+    def cases_text(sink: DiagnosticSink) -> str:
+        memo = cache.memo("cases") if cache is not None else None
+        cases = build_cases(server, sink, memo)
+        if cache is not None and memo is not None:
+            cache.keep("cases", memo)
+        return dump_json(cases)
+
+    return beside(cases_text, cache, fork=len(server.tools) >= FORK_MIN_TOOLS)
 
 
 def build_cases(

@@ -33,7 +33,7 @@ from typing import Any
 from mcpmint import ir
 from mcpmint.build import naming
 from mcpmint.diagnostics import Diagnostic, DiagnosticSink
-from mcpmint.load.forked import Forked
+from mcpmint.forked import FORK_MIN_TOOLS, beside
 from mcpmint.write.cache import StageCache, cache_key
 
 # Keywords that shape a type. Everything else (descriptions, titles, examples, defaults,
@@ -85,39 +85,16 @@ _ALLOWED_NODES = (
 )
 
 
-# From this many tools on, the models are made in a forked child while the pipeline builds
-# the test cases and renders the other files (load/forked.py); below, a fork costs more.
-FORK_MIN_TOOLS = 200
-
-_Made = tuple[str, list[Diagnostic], tuple[dict[str, Any], frozenset[str]]]
-
-
 def start_models(
     server: ir.Server, cache: StageCache | None, *, every_result: bool
-) -> Callable[[DiagnosticSink], str]:
-    """`models_source`, begun: on a large server in a forked child, which hands back the
-    module, its diagnostics and what it put into the cache. Call the result to wait for it;
-    it puts the diagnostics into the sink then."""
-    if len(server.tools) < FORK_MIN_TOOLS:
-        return lambda sink: models_source(server, sink, cache, every_result=every_result)
-    before = cache.names() if cache is not None else frozenset()
-
-    def made() -> _Made:
-        found = DiagnosticSink()
-        source = models_source(server, found, cache, every_result=every_result)
-        entries = cache.entries_since(before) if cache is not None else ({}, frozenset())
-        return source, found.items, entries
-
-    pending = Forked(made)
-
-    def join(sink: DiagnosticSink) -> str:
-        source, found, entries = pending.result()
-        sink.extend(found)
-        if cache is not None:
-            cache.adopt(entries)
-        return source
-
-    return join
+) -> Callable[[], tuple[str, list[Diagnostic]]]:
+    """`models_source`, begun (in a forked child on a large server). Call the result to
+    wait for the module and its diagnostics."""
+    return beside(
+        lambda sink: models_source(server, sink, cache, every_result=every_result),
+        cache,
+        fork=len(server.tools) >= FORK_MIN_TOOLS,
+    )
 
 
 def models_source(

@@ -62,8 +62,6 @@ class FileTree:
 @dataclass(frozen=True)
 class RenderInputs:
     server: ir.Server
-    models: str  # typed models module source
-    cases: Mapping[str, Any]  # generated test cases (see `cases.py`)
     spec_file: str  # the spec's path as the generated README should show it
 
 
@@ -158,6 +156,8 @@ def spec_files(server: ir.Server) -> dict[str, str]:
 
 
 def render(inputs: RenderInputs) -> FileTree:
+    """Every file the templates print: all but the typed models (`models_path`) and the test
+    cases (`cases.CASES_PATH`), which the pipeline adds."""
     server = inputs.server
     env = _environment()
     package = _identifier(server.package)
@@ -174,11 +174,9 @@ def render(inputs: RenderInputs) -> FileTree:
         f"{src}/py.typed": "",
         f"{src}/_generated/__init__.py": template("generated_init.py.jinja"),
         tools_path(server): catalog_text(catalog(server)),
-        models_path(server): models_file(inputs.models),
         "tests/__init__.py": "",
         "tests/test_generated.py": template("test_generated.py.jinja"),
         "tests/conftest.py": template("conftest.py.jinja"),  # the installed copy is current
-        "tests/generated_cases.json": dump_json(inputs.cases),
         REFERENCE: template(REFERENCE + ".jinja"),
     }
     for path in sorted(runtime_dir().glob("*.py")):

@@ -43,6 +43,8 @@ class WriteReport:
     lock_changes: list[Change] = field(default_factory=list)  # against the previous lock
     blocked: bool = False  # breaking changes without acceptance: nothing was written
     quick: bool = False  # `check` answered from the inputs fingerprint alone
+    # The written package's `tools.json` document without its tools (for what to do next).
+    catalog: Mapping[str, Any] | None = None
 
     @property
     def changed(self) -> bool:

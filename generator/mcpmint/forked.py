@@ -1,9 +1,10 @@
 """One pure computation in a forked child process, while this process goes on.
 
-Validating a large spec takes seconds, and nothing the run writes depends on its findings
-(warnings only), so the pipeline runs it beside the rest of the run (`validate.Findings`).
-A fork hands the child the document this process already holds: nothing is pickled on the
-way there, only the result on the way back.
+A run on a large spec has parts that nothing next to them waits for: the validation
+findings (warnings only, reported when the run ends: `validate.Findings`), and, once the
+tools are built, the typed models and the generated tests' cases (`beside`), made while
+this process renders and locks the rest. A fork hands the child what this process already
+holds: nothing is pickled on the way there, only the result on the way back.
 
 No child outlives its run: `cancel` kills it, it is a daemon (multiprocessing terminates
 daemons at a normal exit, Ctrl-C included), and it watches its parent and exits as soon as
@@ -23,9 +24,18 @@ import threading
 import time
 from collections.abc import Callable
 from multiprocessing.connection import Connection
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+from mcpmint.diagnostics import Diagnostic, DiagnosticSink
+
+if TYPE_CHECKING:
+    from mcpmint.write.cache import StageCache
 
 T = TypeVar("T")
+
+# From this many tools on, the typed models and the test cases are each made in a forked
+# child (`beside`); below, a fork costs more than it saves.
+FORK_MIN_TOOLS = 200
 
 _PARENT_POLL = 0.2  # seconds between the child's checks that its parent is alive
 
@@ -80,6 +90,39 @@ class Forked(Generic[T]):
         if self._conn is not None:
             self._conn.close()
             self._conn = None
+
+
+def beside(
+    stage: Callable[[DiagnosticSink], T], cache: StageCache | None, *, fork: bool
+) -> Callable[[], tuple[T, list[Diagnostic]]]:
+    """A pure `stage` (it reports into the sink it is given, and may use `cache`), begun: in
+    a forked child when `fork`, else when it is waited for. Call the result to wait: it
+    gives the stage's value and its diagnostics, and this process's `cache` takes the
+    entries the child used and made (as if the stage had run here)."""
+    if not fork:
+
+        def here() -> tuple[T, list[Diagnostic]]:
+            found = DiagnosticSink()
+            return stage(found), found.items
+
+        return here
+    before = cache.names() if cache is not None else frozenset()
+
+    def made() -> tuple[T, list[Diagnostic], tuple[dict[str, Any], frozenset[str]]]:
+        found = DiagnosticSink()
+        value = stage(found)
+        entries = cache.entries_since(before) if cache is not None else ({}, frozenset())
+        return value, found.items, entries
+
+    pending = Forked(made)
+
+    def join() -> tuple[T, list[Diagnostic]]:
+        value, found, entries = pending.result()
+        if cache is not None:
+            cache.adopt(entries)
+        return value, found
+
+    return join
 
 
 def can_fork() -> bool:
