@@ -11,6 +11,7 @@ is here once; the work itself is the pipeline's.
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import shutil
@@ -826,6 +827,12 @@ def main(
 
 def entry() -> None:
     """The `mcpmint` command (and `python -m mcpmint`)."""
+    # Each command is one short process that builds large trees of dicts, lists and frozen
+    # dataclasses holding no reference cycles: the cyclic garbage collector would only walk
+    # them again and again (a seventh of a cold run on GitHub's spec, a sixth of a run after
+    # an edit, for the same peak memory: benchmarks/regen.py). Reference counting still
+    # frees everything as usual; the forked children inherit the setting.
+    gc.disable()
     app()
 
 
