@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import copy
+import dataclasses
 import json
 import re
 import sys
@@ -662,3 +663,62 @@ def test_every_plain_class_of_the_corpus_is_what_datamodel_code_generator_writes
             assert classes == {name: text[name]}, name
         else:  # the same but for the nested classes' names
             assert _expanded(models.plain_module(classes))[name] == theirs[name], name
+
+
+def _cyclic_root(fields: dict[str, Any], order: tuple[str, ...]) -> dict[str, Any]:
+    """A tool input whose `Node` and `Link` refer to each other, `Link` also to `Fields`."""
+    entries = {
+        "Node": {"type": "object", "properties": {"next": {"$ref": "#/$defs/Link"}}},
+        "Link": {
+            "type": "object",
+            "properties": {
+                "back": {"$ref": "#/$defs/Node"},
+                "fields": {"$ref": "#/$defs/Fields"},
+            },
+        },
+        "Fields": fields,
+    }
+    return {
+        "type": "object",
+        "properties": {"query": {"$ref": "#/$defs/Node"}},
+        "$defs": {name: entries[name] for name in order},
+    }
+
+
+def test_a_cycle_whose_member_differs_is_copied_once_per_shape_not_once_per_tool() -> None:
+    """Two tools name a different `Fields` alike, so their `Node`/`Link` cycles differ as a
+    whole; every later tool with either cycle, whatever order its entries come in, uses the
+    classes already made for that shape."""
+    a_map = {"type": "object", "additionalProperties": {"type": "string"}}
+    a_list = {"type": "array", "items": {"type": "string"}}
+    roots = [
+        _cyclic_root(a_map, ("Node", "Link", "Fields")),
+        _cyclic_root(a_list, ("Node", "Link", "Fields")),
+        _cyclic_root(a_list, ("Fields", "Link", "Node")),
+        _cyclic_root(a_map, ("Link", "Fields", "Node")),
+        _cyclic_root(a_list, ("Link", "Node", "Fields")),
+    ]
+    server = build(REPO / "specs" / "petstore.yaml", DiagnosticSink())
+    template = server.tools[0]
+    tools = tuple(
+        dataclasses.replace(template, name=f"t{i}", class_stem=f"T{i}", input_schema=root)
+        for i, root in enumerate(roots)
+    )
+    document, _ = models._combined_schema(dataclasses.replace(server, tools=tools), False)
+    defs = document["$defs"]
+    assert sorted(name for name in defs if name.startswith(("ArgNode", "ArgLink", "ArgField"))) == [
+        "ArgFields",
+        "ArgFieldsV2",
+        "ArgLink",
+        "ArgLinkV2",
+        "ArgNode",
+        "ArgNodeV2",
+    ]
+    queries = [defs[f"T{i}Arguments"]["properties"]["query"]["$ref"] for i in range(5)]
+    assert [query.rsplit("/", 1)[1] for query in queries] == [
+        "ArgNode",
+        "ArgNodeV2",
+        "ArgNodeV2",
+        "ArgNode",
+        "ArgNodeV2",
+    ]

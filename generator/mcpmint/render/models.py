@@ -556,59 +556,111 @@ def _combined_schema(
     Each tool root's own `$defs` are hoisted with a per-mode prefix, because the same
     component converts differently for arguments (strict) and results (lenient).
     """
-    defs: dict[str, Any] = {}
+    shared = _SharedDefs(taken={name for tool in server.tools for name in class_names(tool)})
     names: dict[str, tuple[str, str]] = {}
-    taken = {tool_name for tool in server.tools for tool_name in class_names(tool)}
     for tool in server.tools:
         arguments, result = class_names(tool)
-        defs[arguments] = _hoist(tool.input_schema, "Arg", defs, taken)
+        shared.defs[arguments] = shared.hoist(tool.input_schema, "Arg")
         if tool.output_schema is not None and (every_result or tool.handler):
-            defs[result] = _hoist(tool.output_schema, "", defs, taken)
+            shared.defs[result] = shared.hoist(tool.output_schema, "")
             names[tool.name] = (arguments, result)
         else:
             names[tool.name] = (arguments, "")
-    return {"$defs": dict(sorted(defs.items()))}, names
+    return {"$defs": dict(sorted(shared.defs.items()))}, names
 
 
-def _hoist(root: Mapping[str, Any], prefix: str, defs: dict[str, Any], taken: set[str]) -> Any:
-    """The structural form of `root`, its own `$defs` merged into the shared `defs`.
+class _SharedDefs:
+    """The `$defs` every tool's models share, filled root by root.
 
-    A local name keeps `prefix + name` when that global name is free or already holds the very
-    same structure; otherwise it gets `V2`, `V3`, ... Two roots can use one name for different
-    schemas (compaction names hoisted subschemas after the property they first occur at), and
-    renaming one entry changes the structure of those that refer to it, hence the loop.
+    Two roots can use one local name for different schemas (compaction names hoisted
+    subschemas after the property they first occur at), and such entries usually sit in a
+    reference cycle: when one member differs, every member that reaches it differs too. So
+    an entry keeps its class name when a class of that name has the same structure, and a
+    cycle is matched as a whole: each local entry is matched to one of the classes of its
+    name (`Name`, `NameV2`, ...) whose shape is its own and whose references go, position by
+    position, to classes its own references match (the greatest such matching, as for a
+    bisimulation). An entry that matches none gets the first free name of its family.
     """
-    local_defs = root.get("$defs", {})
-    seen: set[str] = set()
-    renames = {name: naming.unique(_class_name(prefix, name), seen) for name in local_defs}
-    for _attempt in range(len(local_defs) + 2):
-        bodies = {name: _structural(schema, renames) for name, schema in local_defs.items()}
+
+    def __init__(self, taken: set[str]) -> None:
+        self.defs: dict[str, Any] = {}
+        self._taken = taken  # the tools' own class names
+        # A class -> its shape (its structure, references blanked, as text) and the classes
+        # its references name, in order; a family's base name -> its classes, oldest first.
+        self._shapes: dict[str, tuple[str, tuple[str, ...]]] = {}
+        self._families: dict[str, list[str]] = {}
+
+    def hoist(self, root: Mapping[str, Any], prefix: str) -> Any:
+        """The structural form of `root`, its own `$defs` matched to shared classes or added."""
+        local = root.get("$defs", {})
+        seen: set[str] = set()
+        family = {name: naming.unique(_class_name(prefix, name), seen) for name in local}
+        shapes = {name: _shape(schema, local) for name, schema in local.items()}
+        matches = {
+            name: [
+                known
+                for known in self._families.get(family[name], [])
+                if self._shapes[known][0] == shapes[name][0]
+                and len(self._shapes[known][1]) == len(shapes[name][1])
+            ]
+            for name in local
+        }
+        changed = True
+        while changed:  # drop matches whose references do not match, until none is dropped
+            changed = False
+            for name, candidates in matches.items():
+                kept = [
+                    known
+                    for known in candidates
+                    if all(
+                        target in matches[ref]
+                        for ref, target in zip(shapes[name][1], self._shapes[known][1], strict=True)
+                    )
+                ]
+                if len(kept) != len(candidates):
+                    matches[name], changed = kept, True
+        renames = {name: found[0] for name, found in matches.items() if found}
         used = set(renames.values())
-        clashes = [
-            name
-            for name in local_defs
-            if renames[name] in taken
-            or (renames[name] in defs and defs[renames[name]] != bodies[name])
-        ]
-        if not clashes:
-            break
-        for name in clashes:
-            base, number = _class_name(prefix, name), 1
-            while True:
-                number += 1
-                wanted = f"{base}V{number}"
-                if wanted in used or wanted in taken:
-                    continue
-                if wanted not in defs or defs[wanted] == bodies[name]:
-                    break
-            used.discard(renames[name])
-            renames[name] = wanted
-            used.add(wanted)
-    else:  # pragma: no cover - the loop above always settles
-        raise RuntimeError("typed models: $defs names did not settle")
-    for name, body in bodies.items():
-        defs.setdefault(renames[name], body)
-    return _structural({k: v for k, v in root.items() if k != "$defs"}, renames)
+        for name in local:
+            if name not in renames:
+                renames[name] = self._free_name(family[name], used)
+                used.add(renames[name])
+        for name, schema in local.items():
+            if not matches[name]:
+                added = renames[name]
+                self.defs[added] = _structural(schema, renames)
+                self._shapes[added] = (shapes[name][0], tuple(renames[r] for r in shapes[name][1]))
+                self._families.setdefault(family[name], []).append(added)
+        return _structural({k: v for k, v in root.items() if k != "$defs"}, renames)
+
+    def _free_name(self, base: str, used: set[str]) -> str:
+        wanted, number = base, 1
+        while wanted in self.defs or wanted in self._taken or wanted in used:
+            number += 1
+            wanted = f"{base}V{number}"
+        return wanted
+
+
+class _RefOrder(dict[str, str]):
+    """A renaming for `_structural` that blanks every local name and notes, in order, the
+    local names it was asked for: the references of a schema, position by position."""
+
+    def __init__(self, local: Mapping[str, Any]) -> None:
+        super().__init__((name, "*") for name in local)
+        self.order: list[str] = []
+
+    def get(self, key: str, default: Any = None) -> Any:
+        if key in self:
+            self.order.append(key)
+        return super().get(key, default)
+
+
+def _shape(schema: Any, local: Mapping[str, Any]) -> tuple[str, tuple[str, ...]]:
+    """A local entry's structure with its references to other local entries blanked (as
+    text), and those references in order."""
+    order = _RefOrder(local)
+    text = json.dumps(_structural(schema, order), sort_keys=True, separators=(",", ":"))
+    return text, tuple(order.order)
 
 
 def _class_name(prefix: str, name: str) -> str:
