@@ -410,9 +410,14 @@ def _alive(pid: int) -> bool:
 @pytest.mark.slow
 @pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="needs Linux /proc")
 @pytest.mark.parametrize("signal_number", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL])
-def test_a_run_killed_mid_way_leaves_no_process_behind(tmp_path: Path, signal_number: int) -> None:
-    """Validation runs in a forked child on a large spec: whatever ends the run, Ctrl-C,
-    SIGTERM or SIGKILL of the parent, the child ends with it."""
+@pytest.mark.parametrize("children_wanted", [1, 3], ids=["validating", "rendering"])
+def test_a_run_killed_mid_way_leaves_no_process_behind(
+    tmp_path: Path, signal_number: int, children_wanted: int
+) -> None:
+    """On a large spec, validation runs in a forked child, and once the tools are built the
+    typed models and the test cases in two more: whatever ends the run, Ctrl-C, SIGTERM or
+    SIGKILL of the parent, while the first child or all three are at work, they end with
+    it."""
     spec = tmp_path / "many.json"
     spec.write_text(many_operations_spec(validate.FORK_MIN_PATHS * 10), encoding="utf-8")
     run_ = subprocess.Popen(
@@ -422,13 +427,14 @@ def test_a_run_killed_mid_way_leaves_no_process_behind(tmp_path: Path, signal_nu
     )
     deadline = time.monotonic() + 60
     children: set[int] = set()
-    while not children and run_.poll() is None and time.monotonic() < deadline:
-        children = _children(run_.pid)
-        time.sleep(0.01)
-    assert children, "the run never forked its validation"
+    while len(children) < children_wanted and run_.poll() is None:
+        assert time.monotonic() < deadline
+        children |= _children(run_.pid)
+        time.sleep(0.005)
+    assert len(children) >= children_wanted, "the run ended before it forked them all"
     os.kill(run_.pid, signal_number)
     run_.wait(timeout=30)
-    # Well before the child could have finished validating 2,000 path items on its own.
+    # Well before a child could have finished its work on 2,000 path items on its own.
     deadline = time.monotonic() + 1
     while any(_alive(child) for child in children) and time.monotonic() < deadline:
         time.sleep(0.05)
