@@ -549,6 +549,8 @@ def test_a_named_word_a_past_tense_and_a_later_step_are_no_verbs() -> None:
     assert keys("delete the task I created by mistake") == ["delet", "task", "creat~", "mistak"]
     found = dict(query_terms("give the image a new tag before pushing"))
     assert found["push~"] == (("push", _NAME_WEIGHT),) and "befor" not in found
+    # A question that starts with "when" is no clause: its verb is still asked for.
+    assert dict(query_terms("when do the nightly builds run"))["run"][0] == ("run", 1.0)
     index = index_of(
         ("x_put_folder", "Update folder", "/folders/{id}"),
         ("x_delete_folder", "Delete folder", "/folders/{id}"),
