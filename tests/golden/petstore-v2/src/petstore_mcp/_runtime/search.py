@@ -362,8 +362,8 @@ def query_terms(query: str) -> list[tuple[str, tuple[tuple[str, float], ...]]]:
         if _is_value(chunk):
             before = ""
             continue
-        if chunk.lower().strip(",.") in _CLAUSE:  # what follows is a condition or a later step
-            clause = True
+        if place > 0 and chunk.lower().strip(",.") in _CLAUSE:
+            clause = True  # what follows is a circumstance or a later step; "when was": a question
             continue
         # A capitalised word inside a sentence is most often a name ("the Legal folder",
         # "is Maria online"): a value more than a word of what to do; it counts for less.
