@@ -539,6 +539,56 @@ def test_a_verb_after_a_determiner_is_a_state_and_a_name_counts_less() -> None:
     ]
 
 
+def test_a_named_word_a_past_tense_and_a_later_step_are_no_verbs() -> None:
+    def keys(query: str) -> list[str]:
+        return [key for key, _ in query_terms(query)]
+
+    # "into Archive": a name, not the action; "I created": what the task is, not what to do;
+    # "before pushing": a later step, which counts less.
+    assert keys("move the Drafts folder into Archive") == ["mov", "draft", "folder", "archiv~"]
+    assert keys("delete the task I created by mistake") == ["delet", "task", "creat~", "mistak"]
+    found = dict(query_terms("give the image a new tag before pushing"))
+    assert found["push~"] == (("push", _NAME_WEIGHT),) and "befor" not in found
+    # A question that starts with "when" is no clause: its verb is still asked for.
+    assert dict(query_terms("when do the nightly builds run"))["run"][0] == ("run", 1.0)
+    index = index_of(
+        ("x_put_folder", "Update folder", "/folders/{id}"),
+        ("x_delete_folder", "Delete folder", "/folders/{id}"),
+        ("x_post_push", "Push an image", "/images/{name}/push"),
+        ("x_post_tag", "Tag an image", "/images/{name}/tag"),
+        ("x_post_sessions", "Create upload session", "/files/upload_sessions"),
+        ("x_get_recent", "List recently accessed items", "/recent_items"),
+    )
+    assert index.search("move the Drafts folder into Archive", 1) == ["x_put_folder"]
+    assert index.search("give the image a new tag before pushing", 1) == ["x_post_tag"]
+    assert index.search("files I opened recently", 1) == ["x_get_recent"]
+
+
+def test_mark_asks_for_an_update_and_vat_is_a_tax() -> None:
+    (mark,) = [m for k, m in query_terms("mark the node as unschedulable") if k == "mark"]
+    assert dict(mark)["updat"] == pytest.approx(0.6)
+    (vat,) = [m for k, m in query_terms("add a VAT number") if k == "vat"]
+    assert dict(vat)["tax"] == pytest.approx(0.6)
+
+
+def test_the_method_a_name_starts_with_is_no_word_of_it() -> None:
+    # `box_put_groups_id`: a name made of the method and the path; "put" says how, not what.
+    index = SearchIndex(
+        [
+            Document(
+                "x_put_groups_id",
+                "Update group",
+                "",
+                path="/groups/{id}",
+                namespace="x",
+                method="PUT",
+            )
+        ]
+    )
+    assert index.search("put", 5) == []
+    assert index.search("group", 5) == ["x_put_groups_id"]
+
+
 def test_every_namespace_asks_for_the_all_namespaces_twin() -> None:
     pods = SearchIndex(
         [

@@ -1,20 +1,23 @@
 """Finding tools by words: a BM25F index over the catalogue, for dynamic mode.
 
 Each tool is a set of weighted fields: its title (the summary: what the tool does), its name
-(without the namespace's words and a shortened name's hash), its tags, its path's resources
-(the literal segments, without versions and parameters; `me` and `self` read "current"), its
-parameters' names, and its description. Each field is length-normalised on its own (BM25F),
+(without the namespace's words, a shortened name's hash and the `post` or `put` that a name
+made of method and path starts with), its tags, its path's resources (the literal segments,
+without versions and parameters; `me` and `self` read "current"), its parameters' names, and
+its description. Each field is length-normalised on its own (BM25F),
 so a long description neither drowns a short title nor penalises its tool.
 
 Words are lower-cased, split at punctuation and camelCase, stemmed by a few suffix rules and
 stripped of stop words. A query is read as a person writes it: values are not words to
 match (a number, an id such as `cus_OaR8x1` or `3f9a2b1`, a version, a quoted string), a
-capitalised word inside it is most often a name and counts for less, "logged in" is the
-caller's session, and each word also matches its general synonyms at a lower weight (stop ~
-cancel, show ~ list, send ~ transfer, spend ~ cost ~ billing): the same everyday words for
-every API, not a list per API. A word of a tool answers one word of the query: "invite a
-new user" does not find "add" twice. A verb after a determiner is a state ("the open
-incidents"), not an action.
+capitalised word inside it is most often a name and counts for less, so do the words of a
+clause of time ("before pushing", "when files change"), "logged in" is the caller's session,
+and each word also matches its general synonyms at a lower weight (stop ~ cancel, show ~
+list, send ~ transfer, spend ~ cost ~ billing): the same everyday words for every API, not a
+list per API. A word of a tool answers one word of the query: "invite a new user" does not
+find "add" twice. A verb after a determiner is a state ("the open incidents"), one in the
+past tense inside the query describes ("the task I created"), and neither is the action
+asked for; nor is a verb in a name ("into Archive") or in a clause of time.
 
 Preferences break near ties the way a person would: a tool whose title holds what was asked
 and little else; the kind of action the query's leading verb asks for (a question asks for
@@ -139,7 +142,7 @@ _SYNONYM_GROUPS = """
 get retrieve fetch read view see display look inspect detail lookup
 list browse enumerate index
 create add new make open register establish publish submit generate initiate post store save write
-update edit modify change set patch adjust configure rename
+update edit modify change set patch adjust configure rename mark
 delete remove erase destroy drop purge discard clear prune clean
 cancel stop abort halt terminate kill end interrupt
 start run begin launch trigger execute rerun resume spin
@@ -250,6 +253,7 @@ environment stage
 branch ref reference
 commit revision changeset
 cost fee
+tax vat gst
 plan subscription tier
 seat license
 """
@@ -353,9 +357,13 @@ def query_terms(query: str) -> list[tuple[str, tuple[tuple[str, float], ...]]]:
     text = _SIGNED_IN.sub("authenticated", _QUOTED.sub(" ", query))
     wanted: dict[str, tuple[tuple[str, float], ...]] = {}
     before = ""
+    clause = False
     for place, chunk in enumerate(text.split()):
         if _is_value(chunk):
             before = ""
+            continue
+        if place > 0 and chunk.lower().strip(",.") in _CLAUSE:
+            clause = True  # what follows is a circumstance or a later step; "when was": a question
             continue
         # A capitalised word inside a sentence is most often a name ("the Legal folder",
         # "is Maria online"): a value more than a word of what to do; it counts for less.
@@ -377,11 +385,13 @@ def query_terms(query: str) -> list[tuple[str, tuple[tuple[str, float], ...]]]:
             if said is not None:  # "look up the details": one wish said twice, both exact
                 wanted[said] = tuple((t, 1.0 if t == word else w) for t, w in wanted[said])
                 continue
-            weight = _NAME_WEIGHT if named else 1.0
+            weight = _NAME_WEIGHT if named or clause else 1.0
             matches = [(word, weight)]
-            if word in _VERBS and before in _DETERMINERS:
-                # "the open incidents", "all running containers": a state, not an action
-                # (itself only, and no verb).
+            # A verb that is not the action asked for: a state after a determiner ("the open
+            # incidents"), a past tense inside the query ("the task I created"), a name ("into
+            # Archive") or a later step ("tag it before pushing"): itself only, and no verb.
+            described = before in _DETERMINERS or (place > 0 and lower.endswith("ed"))
+            if word in _VERBS and (named or clause or described):
                 wanted[word + _STATE] = tuple(matches)
                 continue
             matches += [(s, weight * _SYNONYM_WEIGHT) for s in _SYNONYMS.get(word, ())]
@@ -392,6 +402,10 @@ def query_terms(query: str) -> list[tuple[str, tuple[tuple[str, float], ...]]]:
 
 _DETERMINER_WORDS = "the all my our any every only these those its their your"
 _DETERMINERS = frozenset(_DETERMINER_WORDS.split())
+# Words that open a clause of time ("before pushing", "when files change"): its words are
+# the circumstances of what is asked, and count for less.
+_CLAUSE_WORDS = "before after when whenever while until"
+_CLAUSE = frozenset(_CLAUSE_WORDS.split())
 # The mark of a verb said as a state: the key is then no verb.
 _STATE = "~"
 
@@ -478,9 +492,14 @@ class Document:
     method: str = ""
 
 
-def _name_text(name: str, namespace: str) -> str:
+def _name_text(name: str, namespace: str, method: str = "") -> str:
+    """The words of a tool's name: without the namespace, a shortened name's hash, or the
+    HTTP method a name made from the method and path starts with (`box_put_groups_id`:
+    "put" is how, not what; the method is read as an action on its own)."""
     if namespace and name.startswith(namespace + "_"):
         name = name[len(namespace) + 1 :]
+    if method.lower() in ("put", "post") and name.lower().startswith(method.lower() + "_"):
+        name = name[len(method) + 1 :]
     return _HASH_SUFFIX.sub("", name)
 
 
@@ -569,7 +588,7 @@ class SearchIndex:
             resources, segments = _path_parts(document.path)
             texts = {
                 "title": document.title,
-                "name": _name_text(document.name, document.namespace),
+                "name": _name_text(document.name, document.namespace, document.method),
                 "tags": " ".join(document.tags),
                 "path": resources,
                 "parameters": " ".join(document.parameters),
@@ -627,6 +646,13 @@ class SearchIndex:
 
     def search(self, query: str, limit: int = 8, allowed: Iterable[str] | None = None) -> list[str]:
         """The names of the `limit` best matches of `query` (ties by name), among `allowed`."""
+        scores = self.scores(query, allowed)
+        ranked = sorted(scores, key=lambda i: (-scores[i], self._names[i]))
+        return [self._names[i] for i in ranked[:limit]]
+
+    def scores(self, query: str, allowed: Iterable[str] | None = None) -> dict[int, float]:
+        """The score of each tool (by its place in the index) that matches `query`, among
+        `allowed`; a tool that matches no word is left out."""
         keep = None if allowed is None else frozenset(allowed)
         wanted = query_terms(query)
         candidates: set[int] = set()
@@ -691,5 +717,4 @@ class SearchIndex:
             if (self._scopes[index] & _SCOPE_WORDS) - set(words):
                 total *= _WIDER_SCOPE
             scores[index] = total
-        ranked = sorted(scores, key=lambda i: (-scores[i], self._names[i]))
-        return [self._names[i] for i in ranked[:limit]]
+        return scores
