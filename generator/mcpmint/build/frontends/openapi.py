@@ -11,6 +11,7 @@ the others'.
 from __future__ import annotations
 
 import difflib
+import functools
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -269,9 +270,15 @@ class _Builder:
         absolute = [url for url in urls if urlsplit(url).scheme in ("http", "https")]
         chosen = (absolute or urls or [""])[0]
         chosen = chosen.rstrip("/") if chosen != "/" else chosen
-        document = self.server_urls(self.data.get("servers"), "#/servers", warn=False)
-        base = next((u for u in document if urlsplit(u).scheme in ("http", "https")), None)
+        base = self._document_server
         return "" if base is not None and chosen == base.rstrip("/") else chosen
+
+    @functools.cached_property
+    def _document_server(self) -> str | None:
+        """The document's first absolute http(s) server, if any (read once: `server` asks
+        for it on every operation that has servers of its own)."""
+        urls = self.server_urls(self.data.get("servers"), "#/servers", warn=False)
+        return next((u for u in urls if urlsplit(u).scheme in ("http", "https")), None)
 
     def base_url(self) -> tuple[str, tuple[str, ...]]:
         urls = self.server_urls(self.data.get("servers"), "#/servers")
