@@ -388,6 +388,38 @@ def test_a_stage_made_in_a_forked_child_makes_what_it_makes_in_line(
     assert entries(tmp_path / "forked", "cases")  # the cases memo came back from the child
 
 
+@pytest.mark.parametrize("fork_min_tools", [10, 10**9], ids=["forked", "inline"])
+def test_a_run_whose_render_fails_drops_the_models_and_cases_it_began(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fork_min_tools: int
+) -> None:
+    """The typed models and the test cases are begun before the templates are rendered; when
+    rendering fails, the run ends with its error at once: a child making them is stopped, and
+    what was to be made in line is never made."""
+    from mcpmint import pipeline
+
+    spec = tmp_path / "many.json"
+    spec.write_text(many_operations_spec(60), encoding="utf-8")
+    made = tmp_path / "made"
+    build_cases = cases.build_cases
+
+    def slow_cases(*args: Any, **kwargs: Any) -> Any:
+        time.sleep(0.5)  # still at work when the render fails
+        made.write_text("the cases were made", encoding="utf-8")
+        return build_cases(*args, **kwargs)
+
+    def failing_render(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("the render failed")
+
+    monkeypatch.setattr(cases, "FORK_MIN_TOOLS", fork_min_tools)
+    monkeypatch.setattr(models, "FORK_MIN_TOOLS", fork_min_tools)
+    monkeypatch.setattr(cases, "build_cases", slow_cases)
+    monkeypatch.setattr(pipeline, "render", failing_render)
+    with pytest.raises(RuntimeError, match="the render failed"):
+        generate(spec, GenerateOptions(output=tmp_path / "out"), DiagnosticSink())
+    assert not _children(os.getpid()), "a child outlived the run"
+    assert not made.exists()
+
+
 def _children(pid: int) -> set[int]:
     """The live child processes of `pid` (Linux /proc)."""
     found: set[int] = set()

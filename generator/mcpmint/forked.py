@@ -92,37 +92,55 @@ class Forked(Generic[T]):
             self._conn = None
 
 
-def beside(
-    stage: Callable[[DiagnosticSink], T], cache: StageCache | None, *, fork: bool
-) -> Callable[[], tuple[T, list[Diagnostic]]]:
-    """A pure `stage` (it reports into the sink it is given, and may use `cache`), begun: in
-    a forked child when `fork`, else when it is waited for. Call the result to wait: it
-    gives the stage's value and its diagnostics, and this process's `cache` takes the
-    entries the child used and made (as if the stage had run here)."""
-    if not fork:
+class Beside(Generic[T]):
+    """A pure stage begun by `beside`: `result` waits for its value and diagnostics, `cancel`
+    drops it (a run that failed meanwhile does not wait for, or compute, what it will not
+    use)."""
 
-        def here() -> tuple[T, list[Diagnostic]]:
+    def __init__(
+        self, stage: Callable[[DiagnosticSink], T], cache: StageCache | None, *, fork: bool
+    ) -> None:
+        self._stage: Callable[[DiagnosticSink], T] | None = stage
+        self._cache = cache
+        self._pending: Forked[tuple[T, list[Diagnostic], Any]] | None = None
+        if fork:
+            before = cache.names() if cache is not None else frozenset()
+
+            def made() -> tuple[T, list[Diagnostic], tuple[dict[str, Any], frozenset[str]]]:
+                found = DiagnosticSink()
+                value = stage(found)
+                entries = cache.entries_since(before) if cache is not None else ({}, frozenset())
+                return value, found.items, entries
+
+            self._pending = Forked(made)
+
+    def result(self) -> tuple[T, list[Diagnostic]]:
+        """The stage's value and its diagnostics; this process's cache takes the entries the
+        child used and made (as if the stage had run here)."""
+        stage, self._stage = self._stage, None
+        if stage is None:
+            raise RuntimeError("the result was taken or cancelled already")
+        if self._pending is None:
             found = DiagnosticSink()
             return stage(found), found.items
+        value, diagnostics, entries = self._pending.result()
+        if self._cache is not None:
+            self._cache.adopt(entries)
+        return value, diagnostics
 
-        return here
-    before = cache.names() if cache is not None else frozenset()
+    def cancel(self) -> None:
+        """Stop the stage (kill its child, if any); its result is never asked for."""
+        self._stage = None
+        if self._pending is not None:
+            self._pending.cancel()
 
-    def made() -> tuple[T, list[Diagnostic], tuple[dict[str, Any], frozenset[str]]]:
-        found = DiagnosticSink()
-        value = stage(found)
-        entries = cache.entries_since(before) if cache is not None else ({}, frozenset())
-        return value, found.items, entries
 
-    pending = Forked(made)
-
-    def join() -> tuple[T, list[Diagnostic]]:
-        value, found, entries = pending.result()
-        if cache is not None:
-            cache.adopt(entries)
-        return value, found
-
-    return join
+def beside(
+    stage: Callable[[DiagnosticSink], T], cache: StageCache | None, *, fork: bool
+) -> Beside[T]:
+    """A pure `stage` (it reports into the sink it is given, and may use `cache`), begun: in
+    a forked child when `fork`, else when its result is asked for (`Beside`)."""
+    return Beside(stage, cache, fork=fork)
 
 
 def can_fork() -> bool:

@@ -388,18 +388,21 @@ def render_server(
     """IR -> formatted files in memory (typed models, test cases, templates, the lock).
     Raises `Aborted` on errors."""
     # The typed models and the test cases are made beside the rest, each in a forked child
-    # on a large server; waited for also on errors: no child outlives the run.
+    # on a large server; dropped if the rest fails: no child outlives the run.
     models = start_models(server, cache, every_result=options.every_result)
     cases = start_cases(server, cache)
     try:
         lock = lock_document(server)
         lock_text = dump(lock)
         tree = render(RenderInputs(server=server, spec_file=options.spec_file))
-    finally:
-        cases_text, found = cases()
-        sink.extend(found)
-        models_text, found = models()
-        sink.extend(found)
+    except BaseException:
+        cases.cancel()
+        models.cancel()
+        raise
+    cases_text, found = cases.result()
+    sink.extend(found)
+    models_text, found = models.result()
+    sink.extend(found)
     _stop_on_errors(sink)
     tree.generated[models_path(server)] = models_file(models_text)
     tree.generated[CASES_PATH] = cases_text

@@ -14,7 +14,7 @@ import contextlib
 import hashlib
 import json
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlsplit
@@ -27,8 +27,8 @@ from mcpmint.build.frontends.swagger2 import convert
 from mcpmint.build.sample import sample_instance
 from mcpmint.build.toolmemo import encode, record_text
 from mcpmint.build.toolmodes import tools_listed
-from mcpmint.diagnostics import Diagnostic, DiagnosticSink
-from mcpmint.forked import FORK_MIN_TOOLS, beside
+from mcpmint.diagnostics import DiagnosticSink
+from mcpmint.forked import FORK_MIN_TOOLS, Beside, beside
 from mcpmint.load.document import RawDocument
 from mcpmint.render.templates import (
     TEST_REQUIREMENTS,
@@ -86,12 +86,9 @@ def test_environment(server: ir.Server) -> dict[str, str]:
 CASES_PATH = "tests/generated_cases.json"
 
 
-def start_cases(
-    server: ir.Server, cache: StageCache | None
-) -> Callable[[], tuple[str, list[Diagnostic]]]:
+def start_cases(server: ir.Server, cache: StageCache | None) -> Beside[str]:
     """The text of `CASES_PATH`, begun (in a forked child on a large server), with the
-    previous run's cases from `cache`. Call the result to wait for the text and the
-    diagnostics."""
+    previous run's cases from `cache`."""
 
     def cases_text(sink: DiagnosticSink) -> str:
         memo = cache.memo("cases") if cache is not None else None

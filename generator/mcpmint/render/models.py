@@ -27,13 +27,13 @@ import keyword
 import re
 import sys
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from mcpmint import ir
 from mcpmint.build import naming
 from mcpmint.diagnostics import Diagnostic, DiagnosticSink
-from mcpmint.forked import FORK_MIN_TOOLS, beside
+from mcpmint.forked import FORK_MIN_TOOLS, Beside, beside
 from mcpmint.write.cache import StageCache, cache_key
 
 # Keywords that shape a type. Everything else (descriptions, titles, examples, defaults,
@@ -85,11 +85,8 @@ _ALLOWED_NODES = (
 )
 
 
-def start_models(
-    server: ir.Server, cache: StageCache | None, *, every_result: bool
-) -> Callable[[], tuple[str, list[Diagnostic]]]:
-    """`models_source`, begun (in a forked child on a large server). Call the result to
-    wait for the module and its diagnostics."""
+def start_models(server: ir.Server, cache: StageCache | None, *, every_result: bool) -> Beside[str]:
+    """`models_source`, begun (in a forked child on a large server)."""
     return beside(
         lambda sink: models_source(server, sink, cache, every_result=every_result),
         cache,
