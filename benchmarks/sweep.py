@@ -1,8 +1,11 @@
 """The sweep: every entry point of ../shared/corpus/sweep/ and of the old corpus, generated.
 
     .venv/bin/python benchmarks/sweep.py [--only twilio,box] [--corpus sweep|old|all]
-        [--jsonl rows.jsonl] [--write-docs] [--timeout 600] [--memory-mib 4096]
-        [--generator FOLDER]
+        [--folder DIR] [--jsonl rows.jsonl] [--write-docs] [--timeout 600]
+        [--memory-mib 4096] [--generator FOLDER]
+
+`--folder DIR` sweeps every JSON or YAML file under DIR instead (each file a whole spec),
+for collections from outside the corpus.
 
 For each entry of `../shared/corpus/sweep/SOURCES.tsv` (root: the provider's folder) and of
 `../shared/corpus/INDEX.tsv` (root: the spec's own corpus folder), one after the other:
@@ -81,7 +84,9 @@ def _int(text: str) -> int:
     return int(text) if text.strip().isdigit() else 0
 
 
-def entries(which: str) -> list[dict[str, Any]]:
+def entries(which: str, folder: Path | None = None) -> list[dict[str, Any]]:
+    if folder is not None:
+        return folder_entries(folder)
     corpus = shared_root()
     found: list[dict[str, Any]] = []
     if which in ("sweep", "all"):
@@ -112,6 +117,25 @@ def entries(which: str) -> list[dict[str, Any]]:
                         "listed_operations": _int(row["operations"]),
                     }
                 )
+    return found
+
+
+def folder_entries(folder: Path) -> list[dict[str, Any]]:
+    """Every JSON or YAML file under `folder` (a collection of bundled specs, one per file,
+    such as APIs.guru's directory), each its own root."""
+    found = []
+    for path in sorted(folder.rglob("*")):
+        if path.suffix.lower() in (".json", ".yaml", ".yml") and path.is_file():
+            found.append(
+                {
+                    "corpus": "folder",
+                    "name": path.relative_to(folder).as_posix(),
+                    "path": path,
+                    "root": path.parent,
+                    "version": "",
+                    "listed_operations": 0,
+                }
+            )
     return found
 
 
@@ -397,7 +421,7 @@ def run_one(
 
 def summary(rows: list[dict[str, Any]]) -> str:
     lines = []
-    for corpus in ("sweep", "old"):
+    for corpus in ("sweep", "old", "folder"):
         chosen = [r for r in rows if r["corpus"] == corpus]
         if not chosen:
             continue
@@ -480,6 +504,9 @@ def main() -> int:
     parser.add_argument("--only", default="", help="comma-separated substrings of entry names")
     parser.add_argument("--corpus", choices=("sweep", "old", "all"), default="all")
     parser.add_argument("--jsonl", type=Path, help="write one JSON line per spec here")
+    parser.add_argument(
+        "--folder", type=Path, help="sweep every JSON or YAML file under this folder instead"
+    )
     parser.add_argument("--write-docs", action="store_true")
     parser.add_argument("--timeout", type=float, default=600.0)
     parser.add_argument("--memory-mib", type=int, default=4096)
@@ -495,7 +522,7 @@ def main() -> int:
     if args.jsonl:
         args.jsonl.write_text("", encoding="utf-8")
     with tempfile.TemporaryDirectory(prefix="mcpmint-sweep-") as folder:
-        for entry in entries(args.corpus):
+        for entry in entries(args.corpus, args.folder):
             if wanted and not any(w in entry["name"] for w in wanted):
                 continue
             row = run_one(entry, Path(folder), args.timeout, args.memory_mib, args.generator)
