@@ -657,3 +657,23 @@ def test_catalog_without_tool_modes_lists_everything(catalog: Catalog) -> None:
     data = copy.deepcopy(catalog_data())
     data["toolModes"] = {"mode": "all"}
     assert load_catalog(data).modes.core == ()
+
+
+def test_a_phrase_reads_as_the_action_it_means() -> None:
+    def keys(query: str) -> list[str]:
+        return [key for key, _ in query_terms(query) if not key.startswith("?")]
+
+    # A verb and its particle, with the object between them or not.
+    assert keys("get rid of the stale labels") == ["delet", "stal", "label"]
+    assert keys("take bob off the reviewers list") == ["remov", "bob", "reviewer", "list"]
+    assert keys("switch the nightly webhook off") == ["disabl", "night", "webhook"]
+    assert keys("put erin into the admins team")[:1] == ["add"]
+    assert keys("roll the release back") == ["revert", "releas"]
+    index = index_of(
+        ("x_get_label", "Get a label", "/labels/{name}"),
+        ("x_delete_label", "Delete a label", "/labels/{name}"),
+        ("x_put_hook", "Update a hook", "/hooks/{id}"),
+        ("x_post_hook_disable", "Disable a hook", "/hooks/{id}/disable"),
+    )
+    assert index.search("get rid of the wontfix label", 1) == ["x_delete_label"]
+    assert index.search("turn the deploy hook off", 1) == ["x_post_hook_disable"]

@@ -8,16 +8,18 @@ its description. Each field is length-normalised on its own (BM25F),
 so a long description neither drowns a short title nor penalises its tool.
 
 Words are lower-cased, split at punctuation and camelCase, stemmed by a few suffix rules and
-stripped of stop words. A query is read as a person writes it: values are not words to
-match (a number, an id such as `cus_OaR8x1` or `3f9a2b1`, a version, a quoted string), a
-capitalised word inside it is most often a name and counts for less, so do the words of a
-clause of time ("before pushing", "when files change"), "logged in" is the caller's session,
-and each word also matches its general synonyms at a lower weight (stop ~ cancel, show ~
-list, send ~ transfer, spend ~ cost ~ billing): the same everyday words for every API, not a
-list per API. A word of a tool answers one word of the query: "invite a new user" does not
-find "add" twice. A verb after a determiner is a state ("the open incidents"), one in the
-past tense inside the query describes ("the task I created"), and neither is the action
-asked for; nor is a verb in a name ("into Archive") or in a clause of time.
+stripped of stop words. A query is read as a person writes it: a phrase means one action
+("get rid of" deletes, "take bob off the list" removes, "turn it on" enables); values are
+not words to match (a number, an id such as `cus_OaR8x1` or `3f9a2b1`, a version, a quoted
+string); a capitalised word inside it is most often a name and counts for less, so do the
+words of a clause of time ("before pushing", "when files change"); "logged in" is the
+caller's session; and each word also matches its general synonyms at a lower weight (stop ~
+cancel, show ~ list, send ~ transfer, spend ~ cost ~ billing): the same everyday words for
+every API, not a list per API. A word of a tool answers one word of the query: "invite a new
+user" does not find "add" twice. A verb after a determiner is a state ("the open
+incidents"), one in the past tense inside the query describes ("the task I created"), and
+neither is the action asked for; nor is a verb in a name ("into Archive") or in a clause of
+time.
 
 Preferences break near ties the way a person would: a tool whose title holds what was asked
 and little else; the kind of action the query's leading verb asks for (a question asks for
@@ -351,10 +353,99 @@ _INNER = re.compile(r"\w[.:]\w")
 _SIGNED_IN = re.compile(r"\b(?:log|logged|sign|signed)[ -]in\b", re.IGNORECASE)
 
 
+# Phrases: what people say in several words for one action ("get rid of", "take dave out of
+# the group", "turn on"). A line is the phrase, `...` where up to three words may come between
+# (the object), a word in brackets that stays, and after `=` the words the phrase means.
+# English, the same for every API.
+_PHRASE_LINES = """
+get rid of = delete
+take ... out = remove
+take ... off = remove
+take ... away = remove
+take ... down = disable
+take ... offline = disable
+bring ... back online = enable
+bring ... online = enable
+bring ... back = restore
+put ... online = enable
+turn ... on = enable
+turn ... off = disable
+switch ... on = enable
+switch ... off = disable
+kick ... off = start
+kick ... out = remove
+set ... up = create
+spin ... up = create start
+spin ... down = stop
+shut ... down = stop
+roll ... back = revert
+go back = revert
+put ... [in] = add
+put ... [into] = add
+copy ... out = download
+hand ... over = transfer
+find out = get
+fill ... in = update
+fill ... out = update
+clean ... up = clean
+"""
+# Irregular past forms of the phrases' verbs.
+_IRREGULAR = {"got": "get", "took": "take", "brought": "bring", "went": "go", "spun": "spin"}
+_MAX_GAP = 3
+
+
+def _phrases() -> dict[str, list[tuple[tuple[str, ...], tuple[bool, ...], bool, str]]]:
+    """Each phrase by its first word's term: the words after it, which of them stay, whether a gap
+    comes before them, and the words it means."""
+    found: dict[str, list[tuple[tuple[str, ...], tuple[bool, ...], bool, str]]] = {}
+    for line in _PHRASE_LINES.strip().splitlines():
+        said, _, meant = line.partition("=")
+        first, *rest = said.split()
+        gap = bool(rest) and rest[0] == "..."
+        rest = rest[1:] if gap else rest
+        words = tuple(w.strip("[]") for w in rest)
+        kept = tuple(w.startswith("[") for w in rest)
+        found.setdefault(_normal(first), []).append((words, kept, gap, meant.strip()))
+    return found
+
+
+_PHRASES = _phrases()
+
+
+def _rephrase(query: str) -> str:
+    """`query` with its phrases replaced by what they mean ("get rid of the old key": "delete
+    the old key"); the other words as they were."""
+    chunks = query.split()
+    plain = [c.lower().strip(",.;:!?") for c in chunks]
+    out: list[str] = []
+    place = 0
+    while place < len(chunks):
+        word = plain[place]
+        match = None
+        for words, kept, gap, meant in _PHRASES.get(_normal(_IRREGULAR.get(word, word)), ()):
+            for skip in range(_MAX_GAP + 1 if gap else 1):
+                start = place + 1 + skip
+                if tuple(plain[start : start + len(words)]) == words:
+                    match = (start, words, kept, meant)
+                    break
+            if match:
+                break
+        if match is None:
+            out.append(chunks[place])
+            place += 1
+            continue
+        start, words, kept, meant = match
+        out.append(meant)
+        out.extend(chunks[place + 1 : start])
+        out.extend(chunks[start + i] for i in range(len(words)) if kept[i])
+        place = start + len(words)
+    return " ".join(out)
+
+
 def query_terms(query: str) -> list[tuple[str, tuple[tuple[str, float], ...]]]:
     """Each word of `query` that counts, with what it matches: itself (weight 1) and its
     synonyms (less). Values (numbers, ids, versions, quoted strings) are left out."""
-    text = _SIGNED_IN.sub("authenticated", _QUOTED.sub(" ", query))
+    text = _rephrase(_SIGNED_IN.sub("authenticated", _QUOTED.sub(" ", query)))
     wanted: dict[str, tuple[tuple[str, float], ...]] = {}
     before = ""
     clause = False
