@@ -677,3 +677,25 @@ def test_a_phrase_reads_as_the_action_it_means() -> None:
     )
     assert index.search("get rid of the wontfix label", 1) == ["x_delete_label"]
     assert index.search("turn the deploy hook off", 1) == ["x_post_hook_disable"]
+
+
+def test_everyday_phrases_name_the_catalogue_s_nouns() -> None:
+    index = index_of(
+        ("x_get_builds", "List builds", "/builds"),
+        ("x_post_webhooks", "Create a webhook", "/webhooks"),
+        ("x_put_settings", "Update the settings", "/settings"),
+        ("x_get_audit_log", "List the audit log", "/audit-log"),
+        ("x_post_members", "Add a member", "/repos/{r}/members"),
+        ("x_put_access", "Update access settings", "/repos/{r}/access-settings"),
+        ("x_post_reminders", "Create a reminder", "/reminders"),
+        ("x_put_reminder", "Set the reminder", "/reminders/{id}"),
+        ("x_post_leave", "Leave a conversation", "/conversations/{c}/leave"),
+        ("x_post_comments", "Add a comment", "/conversations/{c}/comments"),
+    )
+    # Being told when something happens is a webhook; "who did it" asks for the history.
+    assert index.search("get notified whenever a build finishes", 1) == ["x_post_webhooks"]
+    assert index.search("who changed the billing settings", 1) == ["x_get_audit_log"]
+    # Access to a shared thing is a membership; "set a" and "leave a" make a new one.
+    assert index.search("give bob write access to the repo", 1) == ["x_post_members"]
+    assert index.search("set a reminder for friday", 1) == ["x_post_reminders"]
+    assert index.search("leave a comment on the conversation", 1) == ["x_post_comments"]

@@ -354,9 +354,12 @@ _SIGNED_IN = re.compile(r"\b(?:log|logged|sign|signed)[ -]in\b", re.IGNORECASE)
 
 
 # Phrases: what people say in several words for one action ("get rid of", "take dave out of
-# the group", "turn on"). A line is the phrase, `...` where up to three words may come between
-# (the object), a word in brackets that stays, and after `=` the words the phrase means.
-# English, the same for every API.
+# the group", "turn on"), and everyday phrases for what catalogues name with a noun: being told
+# when something happens is a webhook, "who did it" asks for the history (an audit log), access
+# to a shared thing is a membership, and "set a", "take a", "leave a" make something new. A
+# line is the phrase, `...` where up to four words may come between (the object), a word in
+# brackets that stays, and after `=` the words the phrase means. English, the same for every
+# API.
 _PHRASE_LINES = """
 get rid of = delete
 take ... out = remove
@@ -388,10 +391,32 @@ find out = get
 fill ... in = update
 fill ... out = update
 clean ... up = clean
+get notified = webhook
+notify ... [when] = webhook
+notify ... [whenever] = webhook
+let ... know [when] = webhook
+tell ... [when] = webhook
+who [changed] = who history audit
+who [did] = who history audit
+who [made] = who history audit
+who [edited] = who history audit
+who [modified] = who history audit
+who [deleted] = who history audit
+what [changed] = what history audit
+what [did] = what history audit
+give ... [access] = add member
+give ... [permission] = add member
+give ... [role] = add
+give ... [rights] = add member
+set [a] = create
+set [an] = create
+take [a] = create
+leave [a] = add
+leave [an] = add
 """
 # Irregular past forms of the phrases' verbs.
 _IRREGULAR = {"got": "get", "took": "take", "brought": "bring", "went": "go", "spun": "spin"}
-_MAX_GAP = 3
+_MAX_GAP = 4
 
 
 def _phrases() -> dict[str, list[tuple[tuple[str, ...], tuple[bool, ...], bool, str]]]:
