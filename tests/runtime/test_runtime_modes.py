@@ -699,3 +699,12 @@ def test_everyday_phrases_name_the_catalogue_s_nouns() -> None:
     assert index.search("give bob write access to the repo", 1) == ["x_post_members"]
     assert index.search("set a reminder for friday", 1) == ["x_post_reminders"]
     assert index.search("leave a comment on the conversation", 1) == ["x_post_comments"]
+
+
+def test_who_asks_for_the_people_however_many() -> None:
+    index = index_of(
+        ("x_get_owner", "Get an owner of a repository", "/owners/{id}"),
+        ("x_get_owners", "Get owners of a repository", "/repos/{r}/owners"),
+    )
+    assert index.search("who is an owner of the repo", 1) == ["x_get_owners"]
+    assert index.search("get the owner 42 of the repo", 1) == ["x_get_owner"]

@@ -25,7 +25,8 @@ Preferences break near ties the way a person would: a tool whose title holds wha
 and little else; the kind of action the query's leading verb asks for (a question asks for
 a read); the object's own tool before a related object's (a path that goes on past the last
 resource the query names: "delete the branch" is not "delete the branch's protection"); a
-list when many are asked for ("the open pull requests"), one item when one is; a tool that
+list when many are asked for ("the open pull requests", "who is a member": the people, however
+many), one item when one is; a tool that
 undoes (delete, end, disable) only when undoing is asked; and a narrow scope before a wide
 one unless the wide one is asked for ("for an enterprise", "for all namespaces", "in every
 namespace", "admin"), the scope read from the name and path.
@@ -780,6 +781,8 @@ class SearchIndex:
         # The verbs asked for: the leading one (a question asks for a read), and the others.
         lead, verbs = _verbs(query, wanted)
         plural = _plurals(query)
+        if [w.lower() for w in _WORD.findall(query)[:1]] == ["who"]:
+            plural |= asked  # "who is a member": the people, however many
         scores: dict[int, float] = {}
         for index in candidates:
             if keep is not None and self._names[index] not in keep:
