@@ -708,3 +708,11 @@ def test_who_asks_for_the_people_however_many() -> None:
     )
     assert index.search("who is an owner of the repo", 1) == ["x_get_owners"]
     assert index.search("get the owner 42 of the repo", 1) == ["x_get_owner"]
+
+
+def test_how_much_is_allowed_asks_for_the_limit() -> None:
+    index = index_of(
+        ("x_get_repo", "Get a repository", "/repos/{id}"),
+        ("x_get_limits", "Get a repository's limits", "/repos/{id}/limits"),
+    )
+    assert index.search("how many collaborators is the repo allowed", 1) == ["x_get_limits"]

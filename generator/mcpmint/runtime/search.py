@@ -357,10 +357,10 @@ _SIGNED_IN = re.compile(r"\b(?:log|logged|sign|signed)[ -]in\b", re.IGNORECASE)
 # Phrases: what people say in several words for one action ("get rid of", "take dave out of
 # the group", "turn on"), and everyday phrases for what catalogues name with a noun: being told
 # when something happens is a webhook, "who did it" asks for the history (an audit log), access
-# to a shared thing is a membership, and "set a", "take a", "leave a" make something new. A
-# line is the phrase, `...` where up to four words may come between (the object), a word in
-# brackets that stays, and after `=` the words the phrase means. English, the same for every
-# API.
+# to a shared thing is a membership, "how much is it allowed" asks for the limit, and "set a",
+# "take a", "leave a" make something new. A line is the phrase, `...` where up to five words
+# may come between (the object), a word in brackets that stays, and after `=` the words the
+# phrase means. English, the same for every API.
 _PHRASE_LINES = """
 get rid of = delete
 take ... out = remove
@@ -414,10 +414,11 @@ set [an] = create
 take [a] = create
 leave [a] = add
 leave [an] = add
+how ... [allowed] = how quota limit
 """
 # Irregular past forms of the phrases' verbs.
 _IRREGULAR = {"got": "get", "took": "take", "brought": "bring", "went": "go", "spun": "spin"}
-_MAX_GAP = 4
+_MAX_GAP = 5
 
 
 def _phrases() -> dict[str, list[tuple[tuple[str, ...], tuple[bool, ...], bool, str]]]:
