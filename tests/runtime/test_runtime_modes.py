@@ -716,3 +716,11 @@ def test_how_much_is_allowed_asks_for_the_limit() -> None:
         ("x_get_limits", "Get a repository's limits", "/repos/{id}/limits"),
     )
     assert index.search("how many collaborators is the repo allowed", 1) == ["x_get_limits"]
+
+
+def test_admin_is_short_for_administrator() -> None:
+    index = index_of(
+        ("x_get_members", "List organization members", "/orgs/{o}/members"),
+        ("x_get_admins", "List organization admins", "/orgs/{o}/admins"),
+    )
+    assert index.search("who are the administrators of the org", 1) == ["x_get_admins"]

@@ -138,6 +138,7 @@ _SHORT_FORMS = {
     "db": "database",
     "pwd": "password",
     "every": "all",
+    "admin": "administrator",
 }
 # Everyday words for the same thing, general to APIs (verbs, then nouns). Each line is a
 # group: every word of it also matches the others, at `_SYNONYM_WEIGHT`.
