@@ -724,3 +724,26 @@ def test_admin_is_short_for_administrator() -> None:
         ("x_get_admins", "List organization admins", "/orgs/{o}/admins"),
     )
     assert index.search("who are the administrators of the org", 1) == ["x_get_admins"]
+
+
+def test_irregular_past_forms_meet_their_verbs() -> None:
+    assert [key for key, _ in query_terms("resend what bob sent")][-1] == "send"
+    index = SearchIndex(
+        [
+            Document(
+                "x_get_env",
+                "Get an environment",
+                "Returns an environment: its name and settings.",
+                path="/envs/{e}",
+                method="GET",
+            ),
+            Document(
+                "x_put_env",
+                "Update an environment",
+                "Renames the environment, or sets whether it is hidden.",
+                path="/envs/{e}",
+                method="PUT",
+            ),
+        ]
+    )
+    assert index.search("hide the preview environment", 1) == ["x_put_env"]

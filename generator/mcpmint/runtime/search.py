@@ -7,19 +7,19 @@ without versions and parameters; `me` and `self` read "current"), its parameters
 its description. Each field is length-normalised on its own (BM25F),
 so a long description neither drowns a short title nor penalises its tool.
 
-Words are lower-cased, split at punctuation and camelCase, stemmed by a few suffix rules and
-stripped of stop words. A query is read as a person writes it: a phrase means one action
-("get rid of" deletes, "take bob off the list" removes, "turn it on" enables); values are
-not words to match (a number, an id such as `cus_OaR8x1` or `3f9a2b1`, a version, a quoted
-string); a capitalised word inside it is most often a name and counts for less, so do the
-words of a clause of time ("before pushing", "when files change"); "logged in" is the
-caller's session; and each word also matches its general synonyms at a lower weight (stop ~
-cancel, show ~ list, send ~ transfer, spend ~ cost ~ billing): the same everyday words for
-every API, not a list per API. A word of a tool answers one word of the query: "invite a new
-user" does not find "add" twice. A verb after a determiner is a state ("the open
-incidents"), one in the past tense inside the query describes ("the task I created"), and
-neither is the action asked for; nor is a verb in a name ("into Archive") or in a clause of
-time.
+Words are lower-cased, split at punctuation and camelCase, stemmed by a few suffix rules (and
+a table of irregular past forms: sent, made, hidden) and stripped of stop words. A query is
+read as a person writes it: a phrase means one action ("get rid of" deletes, "take bob off
+the list" removes, "turn it on" enables); values are not words to match (a number, an id
+such as `cus_OaR8x1` or `3f9a2b1`, a version, a quoted string); a capitalised word inside it
+is most often a name and counts for less, so do the words of a clause of time ("before
+pushing", "when files change"); "logged in" is the caller's session; and each word also
+matches its general synonyms at a lower weight (stop ~ cancel, show ~ list, send ~ transfer,
+spend ~ cost ~ billing): the same everyday words for every API, not a list per API. A word
+of a tool answers one word of the query: "invite a new user" does not find "add" twice. A
+verb after a determiner is a state ("the open incidents"), one in the past tense inside the
+query describes ("the task I created"), and neither is the action asked for; nor is a verb
+in a name ("into Archive") or in a clause of time.
 
 Preferences break near ties the way a person would: a tool whose title holds what was asked
 and little else; the kind of action the query's leading verb asks for (a question asks for
@@ -317,7 +317,8 @@ def _normal(word: str) -> str:
     a catalogue says the same few thousand words over and over."""
     found = _NORMAL.get(word)
     if found is None:
-        stem = _stem(word.lower())
+        lower = word.lower()
+        stem = _stem(_IRREGULAR_VERBS.get(lower, lower))
         long = _SHORT_FORMS.get(stem)
         found = stem if long is None else _stem(long)
         if len(_NORMAL) < _NORMAL_MAX:  # queries bring new words: the memo stays bounded
@@ -327,6 +328,17 @@ def _normal(word: str) -> str:
 
 _NORMAL: dict[str, str] = {}
 _NORMAL_MAX = 100_000
+# The past forms of common irregular verbs, which no suffix rule undoes ("the messages I
+# sent", "who made this").
+_IRREGULAR_WORDS = """
+sent:send made:make built:build ran:run wrote:write written:write took:take taken:take got:get
+gotten:get gave:give given:give began:begin begun:begin found:find kept:keep left:leave
+lost:lose paid:pay sold:sell told:tell bought:buy brought:bring held:hold hid:hide
+hidden:hide froze:freeze frozen:freeze broke:break broken:break threw:throw thrown:throw
+withdrew:withdraw went:go gone:go did:do done:do saw:see seen:see came:come chose:choose
+chosen:choose drew:draw drawn:draw spun:spin
+"""
+_IRREGULAR_VERBS = dict(pair.split(":") for pair in _IRREGULAR_WORDS.split())
 
 
 _SYNONYMS = _synonyms()
@@ -417,8 +429,6 @@ leave [a] = add
 leave [an] = add
 how ... [allowed] = how quota limit
 """
-# Irregular past forms of the phrases' verbs.
-_IRREGULAR = {"got": "get", "took": "take", "brought": "bring", "went": "go", "spun": "spin"}
 _MAX_GAP = 5
 
 
@@ -450,7 +460,7 @@ def _rephrase(query: str) -> str:
     while place < len(chunks):
         word = plain[place]
         match = None
-        for words, kept, gap, meant in _PHRASES.get(_normal(_IRREGULAR.get(word, word)), ()):
+        for words, kept, gap, meant in _PHRASES.get(_normal(word), ()):
             for skip in range(_MAX_GAP + 1 if gap else 1):
                 start = place + 1 + skip
                 if tuple(plain[start : start + len(words)]) == words:
