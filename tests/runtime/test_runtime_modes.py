@@ -692,8 +692,15 @@ def test_everyday_phrases_name_the_catalogue_s_nouns() -> None:
         ("x_post_leave", "Leave a conversation", "/conversations/{c}/leave"),
         ("x_post_comments", "Add a comment", "/conversations/{c}/comments"),
     )
-    # Being told when something happens is a webhook; "who did it" asks for the history.
+    # Being told when something happens is a new webhook; "who did it" asks for the history.
     assert index.search("get notified whenever a build finishes", 1) == ["x_post_webhooks"]
+    hooks = index_of(
+        ("x_get_builds", "List builds", "/builds"),
+        ("x_post_webhooks", "Create a webhook", "/webhooks"),
+        ("x_get_webhook", "Get a webhook", "/webhooks/{id}"),
+        ("x_get_webhooks", "List the webhooks", "/webhooks"),
+    )
+    assert hooks.search("get notified whenever a build finishes", 1) == ["x_post_webhooks"]
     assert index.search("who changed the billing settings", 1) == ["x_get_audit_log"]
     # Access to a shared thing is a membership; "set a" and "leave a" make a new one.
     assert index.search("give bob write access to the repo", 1) == ["x_post_members"]

@@ -369,7 +369,7 @@ _SIGNED_IN = re.compile(r"\b(?:log|logged|sign|signed)[ -]in\b", re.IGNORECASE)
 
 # Phrases: what people say in several words for one action ("get rid of", "take dave out of
 # the group", "turn on"), and everyday phrases for what catalogues name with a noun: being told
-# when something happens is a webhook, "who did it" asks for the history (an audit log), access
+# when something happens is a new webhook, "who did it" asks for the history (an audit log), access
 # to a shared thing is a membership, "how much is it allowed" asks for the limit, and "set a",
 # "take a", "leave a" make something new. A line is the phrase, `...` where up to five words
 # may come between (the object), a word in brackets that stays, and after `=` the words the
@@ -405,11 +405,11 @@ find out = get
 fill ... in = update
 fill ... out = update
 clean ... up = clean
-get notified = webhook
-notify ... [when] = webhook
-notify ... [whenever] = webhook
-let ... know [when] = webhook
-tell ... [when] = webhook
+get notified = create webhook
+notify ... [when] = create webhook
+notify ... [whenever] = create webhook
+let ... know [when] = create webhook
+tell ... [when] = create webhook
 who [changed] = who history audit
 who [did] = who history audit
 who [made] = who history audit
