@@ -669,6 +669,7 @@ def test_a_phrase_reads_as_the_action_it_means() -> None:
     assert keys("switch the nightly webhook off") == ["disabl", "night", "webhook"]
     assert keys("put erin into the admins team")[:1] == ["add"]
     assert keys("roll the release back") == ["revert", "releas"]
+    assert keys("spin up a fresh worker") == ["creat", "fresh", "worker"]  # a new one, made
     index = index_of(
         ("x_get_label", "Get a label", "/labels/{name}"),
         ("x_delete_label", "Delete a label", "/labels/{name}"),
