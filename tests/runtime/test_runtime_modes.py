@@ -755,3 +755,14 @@ def test_irregular_past_forms_meet_their_verbs() -> None:
         ]
     )
     assert index.search("hide the preview environment", 1) == ["x_put_env"]
+
+
+def test_raise_makes_a_new_one() -> None:
+    about = "Returns a ticket about a printer or another device."
+    index = SearchIndex(
+        [
+            Document("x_get_ticket", "Get a ticket", about, path="/tickets/{id}", method="GET"),
+            Document("x_post_tickets", "Create a ticket", "", path="/tickets", method="POST"),
+        ]
+    )
+    assert index.search("raise a ticket about the broken printer", 1) == ["x_post_tickets"]

@@ -221,6 +221,7 @@ try attempt
 song track tune
 top most best popular
 get obtain grab print
+create raise
 update upgrade downgrade bump tweak toggle flip overwrite scale
 delete nuke wipe trash
 stop shutdown shut
@@ -543,7 +544,7 @@ _STATE = "~"
 # after the tools that do ("remove the image" is not "list the images").
 _VERB_WORDS = """
 get retrieve fetch read view see display look inspect describe lookup show check list browse
-enumerate create add new make open register establish publish submit generate initiate post
+enumerate create add new make open register establish publish submit generate initiate post raise
 store save write update edit modify change set patch adjust configure rename delete remove erase
 destroy drop purge discard clear prune clean cancel stop abort halt terminate kill end
 interrupt start run begin launch trigger execute rerun resume spin send transfer deliver
