@@ -766,3 +766,12 @@ def test_raise_makes_a_new_one() -> None:
         ]
     )
     assert index.search("raise a ticket about the broken printer", 1) == ["x_post_tickets"]
+
+
+def test_british_spellings_meet_american_ones() -> None:
+    def key(word: str) -> str:
+        return query_terms(word)[0][0]
+
+    for british, american in [("organisation", "organization"), ("licence", "license")]:
+        assert key(british) == key(american)
+    assert key("favourites") == key("favorites")

@@ -320,7 +320,7 @@ def _normal(word: str) -> str:
     if found is None:
         lower = word.lower()
         stem = _stem(_IRREGULAR_VERBS.get(lower, lower))
-        long = _SHORT_FORMS.get(stem)
+        long = _SHORT_STEMS.get(stem)
         found = stem if long is None else _stem(long)
         if len(_NORMAL) < _NORMAL_MAX:  # queries bring new words: the memo stays bounded
             _NORMAL[word] = found
@@ -329,6 +329,9 @@ def _normal(word: str) -> str:
 
 _NORMAL: dict[str, str] = {}
 _NORMAL_MAX = 100_000
+# The short forms by their stems: a word is stemmed before it is looked up ("organisation"
+# is "organis" by then).
+_SHORT_STEMS = {_stem(short): long for short, long in _SHORT_FORMS.items()}
 # The past forms of common irregular verbs, which no suffix rule undoes ("the messages I
 # sent", "who made this").
 _IRREGULAR_WORDS = """
