@@ -775,3 +775,13 @@ def test_british_spellings_meet_american_ones() -> None:
     for british, american in [("organisation", "organization"), ("licence", "license")]:
         assert key(british) == key(american)
     assert key("favourites") == key("favorites")
+
+
+def test_one_or_more_in_a_title_says_nothing_of_what() -> None:
+    assert terms("Creates one or more quotes") == ["creat", "quot"]
+    assert terms("Retrieves either one or many journals")[-1] == "journal"
+    index = index_of(
+        ("x_get_quotes", "Retrieves sales quotes", "/quotes"),
+        ("x_put_quotes", "Creates one or more quotes", "/quotes"),
+    )
+    assert index.search("create a sales quote for the redesign", 1) == ["x_put_quotes"]

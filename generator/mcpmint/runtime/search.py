@@ -96,7 +96,8 @@ _STOP_WORDS = (
     "want need would could should will shall may might let lets using via up out off "
     "right now again help like able still already really actually currently quickly kindly "
     "maybe perhaps something thing things stuff everything anything "
-    "has have had having been being was were am"
+    "has have had having been being was were am "
+    "one more either"  # "Creates one or more quotes": how many, not what
 )
 _STOP = frozenset(_STOP_WORDS.split())
 # Words a query says that narrow nothing by themselves but hint at a kind of operation;
