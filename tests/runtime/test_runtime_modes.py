@@ -785,3 +785,12 @@ def test_one_or_more_in_a_title_says_nothing_of_what() -> None:
         ("x_put_quotes", "Creates one or more quotes", "/quotes"),
     )
     assert index.search("create a sales quote for the redesign", 1) == ["x_put_quotes"]
+
+
+def test_removing_one_is_not_removing_them_all() -> None:
+    index = index_of(
+        ("x_delete_tags", "Remove tags from a photo", "/photos/{p}/tags"),
+        ("x_delete_tag", "Remove a tag from a photo", "/photos/{p}/tags/{t}"),
+    )
+    assert index.search("take the tag off this photo", 1) == ["x_delete_tag"]
+    assert index.search("remove all the tags from this photo", 1) == ["x_delete_tags"]

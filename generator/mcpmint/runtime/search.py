@@ -689,9 +689,10 @@ def _plurals(query: str) -> set[str]:
 def _read_of(
     method: str, path: str, segments: tuple[frozenset[str], ...]
 ) -> tuple[str, bool] | None:
-    """A GET's object (the last term of its path's last resource) and whether it reads a
-    collection (the path ends at that resource, not at a parameter after it)."""
-    if method.upper() not in ("GET", "PUT", "PATCH") or not segments:
+    """The object a read, an update or a delete acts on (the last term of its path's last
+    resource) and whether it acts on a collection (the path ends at that resource, not at a
+    parameter after it): "remove a tag" is not "remove the tags"."""
+    if method.upper() not in ("GET", "PUT", "PATCH", "DELETE") or not segments:
         return None
     last = [s for s in path.strip("/").split("/") if s]
     literal = [s for s in last if not _PATH_PARAMETER.search(s) and not _VERSION.match(s)]
@@ -713,8 +714,8 @@ class SearchIndex:
         self._segments: list[tuple[frozenset[str], ...]] = []
         self._scopes: list[frozenset[str]] = []
         self._actions: list[frozenset[str]] = []
-        # A read's object (the last word of its path's last resource), and whether it reads
-        # many (the path ends at a resource) or one (it ends at a parameter).
+        # The object a read, update or delete acts on (the last word of its path's last
+        # resource), and whether many (the path ends at a resource) or one (at a parameter).
         self._reads: list[tuple[str, bool] | None] = []
         postings: dict[str, set[int]] = {}
         totals: Counter[str] = Counter()
