@@ -96,7 +96,8 @@ _STOP_WORDS = (
     "want need would could should will shall may might let lets using via up out off "
     "right now again help like able still already really actually currently quickly kindly "
     "maybe perhaps something thing things stuff everything anything "
-    "has have had having been being was were am"
+    "has have had having been being was were am "
+    "one more either"  # "Creates one or more quotes": how many, not what
 )
 _STOP = frozenset(_STOP_WORDS.split())
 # Words a query says that narrow nothing by themselves but hint at a kind of operation;
@@ -221,6 +222,7 @@ try attempt
 song track tune
 top most best popular
 get obtain grab print
+create raise
 update upgrade downgrade bump tweak toggle flip overwrite scale
 delete nuke wipe trash
 stop shutdown shut
@@ -319,7 +321,7 @@ def _normal(word: str) -> str:
     if found is None:
         lower = word.lower()
         stem = _stem(_IRREGULAR_VERBS.get(lower, lower))
-        long = _SHORT_FORMS.get(stem)
+        long = _SHORT_STEMS.get(stem)
         found = stem if long is None else _stem(long)
         if len(_NORMAL) < _NORMAL_MAX:  # queries bring new words: the memo stays bounded
             _NORMAL[word] = found
@@ -328,6 +330,9 @@ def _normal(word: str) -> str:
 
 _NORMAL: dict[str, str] = {}
 _NORMAL_MAX = 100_000
+# The short forms by their stems: a word is stemmed before it is looked up ("organisation"
+# is "organis" by then).
+_SHORT_STEMS = {_stem(short): long for short, long in _SHORT_FORMS.items()}
 # The past forms of common irregular verbs, which no suffix rule undoes ("the messages I
 # sent", "who made this").
 _IRREGULAR_WORDS = """
@@ -543,7 +548,7 @@ _STATE = "~"
 # after the tools that do ("remove the image" is not "list the images").
 _VERB_WORDS = """
 get retrieve fetch read view see display look inspect describe lookup show check list browse
-enumerate create add new make open register establish publish submit generate initiate post
+enumerate create add new make open register establish publish submit generate initiate post raise
 store save write update edit modify change set patch adjust configure rename delete remove erase
 destroy drop purge discard clear prune clean cancel stop abort halt terminate kill end
 interrupt start run begin launch trigger execute rerun resume spin send transfer deliver
@@ -684,9 +689,10 @@ def _plurals(query: str) -> set[str]:
 def _read_of(
     method: str, path: str, segments: tuple[frozenset[str], ...]
 ) -> tuple[str, bool] | None:
-    """A GET's object (the last term of its path's last resource) and whether it reads a
-    collection (the path ends at that resource, not at a parameter after it)."""
-    if method.upper() not in ("GET", "PUT", "PATCH") or not segments:
+    """The object a read, an update or a delete acts on (the last term of its path's last
+    resource) and whether it acts on a collection (the path ends at that resource, not at a
+    parameter after it): "remove a tag" is not "remove the tags"."""
+    if method.upper() not in ("GET", "PUT", "PATCH", "DELETE") or not segments:
         return None
     last = [s for s in path.strip("/").split("/") if s]
     literal = [s for s in last if not _PATH_PARAMETER.search(s) and not _VERSION.match(s)]
@@ -708,8 +714,8 @@ class SearchIndex:
         self._segments: list[tuple[frozenset[str], ...]] = []
         self._scopes: list[frozenset[str]] = []
         self._actions: list[frozenset[str]] = []
-        # A read's object (the last word of its path's last resource), and whether it reads
-        # many (the path ends at a resource) or one (it ends at a parameter).
+        # The object a read, update or delete acts on (the last word of its path's last
+        # resource), and whether many (the path ends at a resource) or one (at a parameter).
         self._reads: list[tuple[str, bool] | None] = []
         postings: dict[str, set[int]] = {}
         totals: Counter[str] = Counter()
