@@ -32,7 +32,7 @@ one unless the wide one is asked for ("for an enterprise", "for all namespaces",
 namespace", "admin"), the scope read from the name and path.
 
 Pure Python, built when the server starts (GitHub's 1,223 tools: 0.1 s for the index); a
-search takes a few milliseconds to a few tens of them. Over 600 lines: near half of it is the
+search takes a few milliseconds to a few tens of them. Over 600 lines: near a third of it is the
 word lists (stop words, short forms, irregular verbs, synonyms, phrases, verbs), which read
 best beside the rules that use them.
 """
