@@ -1,7 +1,7 @@
 """Dynamic mode's search, tried as a model would: plain-language tasks against real catalogues.
 
     .venv/bin/python benchmarks/search_eval.py [--apis github,stripe] [--cache DIR] [--misses]
-        [--json rows.json]
+        [--json rows.json] [--no-sizes]
 
 Each file of `benchmarks/search_tasks/` names a spec of `../shared/corpus/` and holds tasks:
 what a user asks, and the operations (`METHOD path`, as the spec writes them) that answer it;
@@ -187,7 +187,9 @@ def spec_of(suite: dict[str, Any], folder: Path) -> Path:
     return spec
 
 
-def evaluate(name: str, cache: Path | None, show_misses: bool) -> dict[str, Any]:
+def evaluate(
+    name: str, cache: Path | None, show_misses: bool, measure: bool = True
+) -> dict[str, Any]:
     spec_file = TASKS / f"{name}.yaml"
     suite = yaml.safe_load(spec_file.read_text(encoding="utf-8"))
     started = time.perf_counter()
@@ -214,7 +216,8 @@ def evaluate(name: str, cache: Path | None, show_misses: bool) -> dict[str, Any]
             if show_misses and half_name == "tuning" and rank != 1:
                 print(f"  [{name}] {task['query']!r}: want {sorted(wanted)}, got {found[:3]}")
         row[half_name] = {"tasks": len(half), **{f"top{k}": v for k, v in hits.items()}}
-    row.update(sizes(searcher))
+    if measure:
+        row.update(sizes(searcher))
     return row
 
 
@@ -224,9 +227,12 @@ def main() -> None:
     parser.add_argument("--cache", type=Path, default=None)
     parser.add_argument("--misses", action="store_true", help="print the tuning half's misses")
     parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument("--no-sizes", action="store_true", help="the search's figures only")
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT / "generator"))
-    rows = [evaluate(name, args.cache, args.misses) for name in args.apis.split(",")]
+    rows = [
+        evaluate(name, args.cache, args.misses, not args.no_sizes) for name in args.apis.split(",")
+    ]
     print("| API | tools | tuning top-1 | top-3 | top-5 | held-out top-1 | top-3 | top-5 |")
     print("|---|---|---|---|---|---|---|---|")
     for row in rows:
@@ -235,18 +241,19 @@ def main() -> None:
             n = row[half]["tasks"]
             cells += [f"{row[half][f'top{k}']}/{n}" for k in (1, 3, 5)]
         print("| " + " | ".join(cells) + " |")
-    print()
-    print(
-        "| API | dynamic tools/list | describe median | describe largest "
-        "| all-mode tools/list | without output schemas |"
-    )
-    print("|---|---|---|---|---|---|")
-    for row in rows:
+    if not args.no_sizes:
+        print()
         print(
-            f"| {row['api']} | {row['dynamic_list']:,} B | {row['describe_median']:,} B "
-            f"| {row['describe_max']:,} B | {row['all_list'] / 1e6:.2f} MB "
-            f"| {row['all_list_no_output'] / 1e6:.2f} MB |"
+            "| API | dynamic tools/list | describe median | describe largest "
+            "| all-mode tools/list | without output schemas |"
         )
+        print("|---|---|---|---|---|---|")
+        for row in rows:
+            print(
+                f"| {row['api']} | {row['dynamic_list']:,} B | {row['describe_median']:,} B "
+                f"| {row['describe_max']:,} B | {row['all_list'] / 1e6:.2f} MB "
+                f"| {row['all_list_no_output'] / 1e6:.2f} MB |"
+            )
     if args.json:
         args.json.write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
 

@@ -657,3 +657,140 @@ def test_catalog_without_tool_modes_lists_everything(catalog: Catalog) -> None:
     data = copy.deepcopy(catalog_data())
     data["toolModes"] = {"mode": "all"}
     assert load_catalog(data).modes.core == ()
+
+
+def test_a_phrase_reads_as_the_action_it_means() -> None:
+    def keys(query: str) -> list[str]:
+        return [key for key, _ in query_terms(query) if not key.startswith("?")]
+
+    # A verb and its particle, with the object between them or not.
+    assert keys("get rid of the stale labels") == ["delet", "stal", "label"]
+    assert keys("take bob off the reviewers list") == ["remov", "bob", "reviewer", "list"]
+    assert keys("switch the nightly webhook off") == ["disabl", "night", "webhook"]
+    assert keys("put erin into the admins team")[:1] == ["add"]
+    assert keys("roll the release back") == ["revert", "releas"]
+    assert keys("spin up a fresh worker") == ["creat", "fresh", "worker"]  # a new one, made
+    index = index_of(
+        ("x_get_label", "Get a label", "/labels/{name}"),
+        ("x_delete_label", "Delete a label", "/labels/{name}"),
+        ("x_put_hook", "Update a hook", "/hooks/{id}"),
+        ("x_post_hook_disable", "Disable a hook", "/hooks/{id}/disable"),
+    )
+    assert index.search("get rid of the wontfix label", 1) == ["x_delete_label"]
+    assert index.search("turn the deploy hook off", 1) == ["x_post_hook_disable"]
+
+
+def test_everyday_phrases_name_the_catalogue_s_nouns() -> None:
+    index = index_of(
+        ("x_get_builds", "List builds", "/builds"),
+        ("x_post_webhooks", "Create a webhook", "/webhooks"),
+        ("x_put_settings", "Update the settings", "/settings"),
+        ("x_get_audit_log", "List the audit log", "/audit-log"),
+        ("x_post_members", "Add a member", "/repos/{r}/members"),
+        ("x_put_access", "Update access settings", "/repos/{r}/access-settings"),
+        ("x_post_reminders", "Create a reminder", "/reminders"),
+        ("x_put_reminder", "Set the reminder", "/reminders/{id}"),
+        ("x_post_leave", "Leave a conversation", "/conversations/{c}/leave"),
+        ("x_post_comments", "Add a comment", "/conversations/{c}/comments"),
+    )
+    # Being told when something happens is a new webhook; "who did it" asks for the history.
+    assert index.search("get notified whenever a build finishes", 1) == ["x_post_webhooks"]
+    hooks = index_of(
+        ("x_get_builds", "List builds", "/builds"),
+        ("x_post_webhooks", "Create a webhook", "/webhooks"),
+        ("x_get_webhook", "Get a webhook", "/webhooks/{id}"),
+        ("x_get_webhooks", "List the webhooks", "/webhooks"),
+    )
+    assert hooks.search("get notified whenever a build finishes", 1) == ["x_post_webhooks"]
+    assert index.search("who changed the billing settings", 1) == ["x_get_audit_log"]
+    # Access to a shared thing is a membership; "set a" and "leave a" make a new one.
+    assert index.search("give bob write access to the repo", 1) == ["x_post_members"]
+    assert index.search("set a reminder for friday", 1) == ["x_post_reminders"]
+    assert index.search("leave a comment on the conversation", 1) == ["x_post_comments"]
+
+
+def test_who_asks_for_the_people_however_many() -> None:
+    index = index_of(
+        ("x_get_owner", "Get an owner of a repository", "/owners/{id}"),
+        ("x_get_owners", "Get owners of a repository", "/repos/{r}/owners"),
+    )
+    assert index.search("who is an owner of the repo", 1) == ["x_get_owners"]
+    assert index.search("get the owner 42 of the repo", 1) == ["x_get_owner"]
+
+
+def test_how_much_is_allowed_asks_for_the_limit() -> None:
+    index = index_of(
+        ("x_get_repo", "Get a repository", "/repos/{id}"),
+        ("x_get_limits", "Get a repository's limits", "/repos/{id}/limits"),
+    )
+    assert index.search("how many collaborators is the repo allowed", 1) == ["x_get_limits"]
+
+
+def test_admin_is_short_for_administrator() -> None:
+    index = index_of(
+        ("x_get_members", "List organization members", "/orgs/{o}/members"),
+        ("x_get_admins", "List organization admins", "/orgs/{o}/admins"),
+    )
+    assert index.search("who are the administrators of the org", 1) == ["x_get_admins"]
+
+
+def test_irregular_past_forms_meet_their_verbs() -> None:
+    assert [key for key, _ in query_terms("resend what bob sent")][-1] == "send"
+    index = SearchIndex(
+        [
+            Document(
+                "x_get_env",
+                "Get an environment",
+                "Returns an environment: its name and settings.",
+                path="/envs/{e}",
+                method="GET",
+            ),
+            Document(
+                "x_put_env",
+                "Update an environment",
+                "Renames the environment, or sets whether it is hidden.",
+                path="/envs/{e}",
+                method="PUT",
+            ),
+        ]
+    )
+    assert index.search("hide the preview environment", 1) == ["x_put_env"]
+
+
+def test_raise_makes_a_new_one() -> None:
+    about = "Returns a ticket about a printer or another device."
+    index = SearchIndex(
+        [
+            Document("x_get_ticket", "Get a ticket", about, path="/tickets/{id}", method="GET"),
+            Document("x_post_tickets", "Create a ticket", "", path="/tickets", method="POST"),
+        ]
+    )
+    assert index.search("raise a ticket about the broken printer", 1) == ["x_post_tickets"]
+
+
+def test_british_spellings_meet_american_ones() -> None:
+    def key(word: str) -> str:
+        return query_terms(word)[0][0]
+
+    for british, american in [("organisation", "organization"), ("licence", "license")]:
+        assert key(british) == key(american)
+    assert key("favourites") == key("favorites")
+
+
+def test_one_or_more_in_a_title_says_nothing_of_what() -> None:
+    assert terms("Creates one or more quotes") == ["creat", "quot"]
+    assert terms("Retrieves either one or many journals")[-1] == "journal"
+    index = index_of(
+        ("x_get_quotes", "Retrieves sales quotes", "/quotes"),
+        ("x_put_quotes", "Creates one or more quotes", "/quotes"),
+    )
+    assert index.search("create a sales quote for the redesign", 1) == ["x_put_quotes"]
+
+
+def test_removing_one_is_not_removing_them_all() -> None:
+    index = index_of(
+        ("x_delete_tags", "Remove tags from a photo", "/photos/{p}/tags"),
+        ("x_delete_tag", "Remove a tag from a photo", "/photos/{p}/tags/{t}"),
+    )
+    assert index.search("take the tag off this photo", 1) == ["x_delete_tag"]
+    assert index.search("remove all the tags from this photo", 1) == ["x_delete_tags"]

@@ -7,31 +7,34 @@ without versions and parameters; `me` and `self` read "current"), its parameters
 its description. Each field is length-normalised on its own (BM25F),
 so a long description neither drowns a short title nor penalises its tool.
 
-Words are lower-cased, split at punctuation and camelCase, stemmed by a few suffix rules and
-stripped of stop words. A query is read as a person writes it: values are not words to
-match (a number, an id such as `cus_OaR8x1` or `3f9a2b1`, a version, a quoted string), a
-capitalised word inside it is most often a name and counts for less, so do the words of a
-clause of time ("before pushing", "when files change"), "logged in" is the caller's session,
-and each word also matches its general synonyms at a lower weight (stop ~ cancel, show ~
-list, send ~ transfer, spend ~ cost ~ billing): the same everyday words for every API, not a
-list per API. A word of a tool answers one word of the query: "invite a new user" does not
-find "add" twice. A verb after a determiner is a state ("the open incidents"), one in the
-past tense inside the query describes ("the task I created"), and neither is the action
-asked for; nor is a verb in a name ("into Archive") or in a clause of time.
+Words are lower-cased, split at punctuation and camelCase, stemmed by a few suffix rules (and
+a table of irregular past forms: sent, made, hidden) and stripped of stop words. A query is
+read as a person writes it: a phrase means one action ("get rid of" deletes, "take bob off
+the list" removes, "turn it on" enables); values are not words to match (a number, an id
+such as `cus_OaR8x1` or `3f9a2b1`, a version, a quoted string); a capitalised word inside it
+is most often a name and counts for less, so do the words of a clause of time ("before
+pushing", "when files change"); "logged in" is the caller's session; and each word also
+matches its general synonyms at a lower weight (stop ~ cancel, show ~ list, send ~ transfer,
+spend ~ cost ~ billing): the same everyday words for every API, not a list per API. A word
+of a tool answers one word of the query: "invite a new user" does not find "add" twice. A
+verb after a determiner is a state ("the open incidents"), one in the past tense inside the
+query describes ("the task I created"), and neither is the action asked for; nor is a verb
+in a name ("into Archive") or in a clause of time.
 
 Preferences break near ties the way a person would: a tool whose title holds what was asked
 and little else; the kind of action the query's leading verb asks for (a question asks for
 a read); the object's own tool before a related object's (a path that goes on past the last
 resource the query names: "delete the branch" is not "delete the branch's protection"); a
-list when many are asked for ("the open pull requests"), one item when one is; a tool that
+list when many are asked for ("the open pull requests", "who is a member": the people, however
+many), one item when one is; a tool that
 undoes (delete, end, disable) only when undoing is asked; and a narrow scope before a wide
 one unless the wide one is asked for ("for an enterprise", "for all namespaces", "in every
 namespace", "admin"), the scope read from the name and path.
 
 Pure Python, built when the server starts (GitHub's 1,223 tools: 0.1 s for the index); a
-search takes a few milliseconds to a few tens of them. Over 600 lines: a third of it is the
-word lists (stop words, short forms, synonyms, verbs), which read best beside the rules that
-use them.
+search takes a few milliseconds to a few tens of them. Over 600 lines: near a third of it is the
+word lists (stop words, short forms, irregular verbs, synonyms, phrases, verbs), which read
+best beside the rules that use them.
 """
 
 from __future__ import annotations
@@ -93,7 +96,8 @@ _STOP_WORDS = (
     "want need would could should will shall may might let lets using via up out off "
     "right now again help like able still already really actually currently quickly kindly "
     "maybe perhaps something thing things stuff everything anything "
-    "has have had having been being was were am"
+    "has have had having been being was were am "
+    "one more either"  # "Creates one or more quotes": how many, not what
 )
 _STOP = frozenset(_STOP_WORDS.split())
 # Words a query says that narrow nothing by themselves but hint at a kind of operation;
@@ -135,6 +139,7 @@ _SHORT_FORMS = {
     "db": "database",
     "pwd": "password",
     "every": "all",
+    "admin": "administrator",
 }
 # Everyday words for the same thing, general to APIs (verbs, then nouns). Each line is a
 # group: every word of it also matches the others, at `_SYNONYM_WEIGHT`.
@@ -217,6 +222,7 @@ try attempt
 song track tune
 top most best popular
 get obtain grab print
+create raise
 update upgrade downgrade bump tweak toggle flip overwrite scale
 delete nuke wipe trash
 stop shutdown shut
@@ -313,8 +319,9 @@ def _normal(word: str) -> str:
     a catalogue says the same few thousand words over and over."""
     found = _NORMAL.get(word)
     if found is None:
-        stem = _stem(word.lower())
-        long = _SHORT_FORMS.get(stem)
+        lower = word.lower()
+        stem = _stem(_IRREGULAR_VERBS.get(lower, lower))
+        long = _SHORT_STEMS.get(stem)
         found = stem if long is None else _stem(long)
         if len(_NORMAL) < _NORMAL_MAX:  # queries bring new words: the memo stays bounded
             _NORMAL[word] = found
@@ -323,6 +330,20 @@ def _normal(word: str) -> str:
 
 _NORMAL: dict[str, str] = {}
 _NORMAL_MAX = 100_000
+# The short forms by their stems: a word is stemmed before it is looked up ("organisation"
+# is "organis" by then).
+_SHORT_STEMS = {_stem(short): long for short, long in _SHORT_FORMS.items()}
+# The past forms of common irregular verbs, which no suffix rule undoes ("the messages I
+# sent", "who made this").
+_IRREGULAR_WORDS = """
+sent:send made:make built:build ran:run wrote:write written:write took:take taken:take got:get
+gotten:get gave:give given:give began:begin begun:begin found:find kept:keep left:leave
+lost:lose paid:pay sold:sell told:tell bought:buy brought:bring held:hold hid:hide
+hidden:hide froze:freeze frozen:freeze broke:break broken:break threw:throw thrown:throw
+withdrew:withdraw went:go gone:go did:do done:do saw:see seen:see came:come chose:choose
+chosen:choose drew:draw drawn:draw spun:spin
+"""
+_IRREGULAR_VERBS = dict(pair.split(":") for pair in _IRREGULAR_WORDS.split())
 
 
 _SYNONYMS = _synonyms()
@@ -351,10 +372,123 @@ _INNER = re.compile(r"\w[.:]\w")
 _SIGNED_IN = re.compile(r"\b(?:log|logged|sign|signed)[ -]in\b", re.IGNORECASE)
 
 
+# Phrases: what people say in several words for one action ("get rid of", "take dave out of
+# the group", "turn on"), and everyday phrases for what catalogues name with a noun: being told
+# when something happens is a new webhook, "who did it" asks for the history (an audit log), access
+# to a shared thing is a membership, "how much is it allowed" asks for the limit, and "set a",
+# "take a", "leave a" make something new. A line is the phrase, `...` where up to five words
+# may come between (the object), a word in brackets that stays, and after `=` the words the
+# phrase means. English, the same for every API.
+_PHRASE_LINES = """
+get rid of = delete
+take ... out = remove
+take ... off = remove
+take ... away = remove
+take ... down = disable
+take ... offline = disable
+bring ... back online = enable
+bring ... online = enable
+bring ... back = restore
+put ... online = enable
+turn ... on = enable
+turn ... off = disable
+switch ... on = enable
+switch ... off = disable
+kick ... off = start
+kick ... out = remove
+set ... up = create
+spin ... up = create
+spin ... down = stop
+shut ... down = stop
+roll ... back = revert
+go back = revert
+put ... [in] = add
+put ... [into] = add
+copy ... out = download
+hand ... over = transfer
+find out = get
+fill ... in = update
+fill ... out = update
+clean ... up = clean
+get notified = create webhook
+notify ... [when] = create webhook
+notify ... [whenever] = create webhook
+let ... know [when] = create webhook
+tell ... [when] = create webhook
+who [changed] = who history audit
+who [did] = who history audit
+who [made] = who history audit
+who [edited] = who history audit
+who [modified] = who history audit
+who [deleted] = who history audit
+what [changed] = what history audit
+what [did] = what history audit
+give ... [access] = add member
+give ... [permission] = add member
+give ... [role] = add
+give ... [rights] = add member
+set [a] = create
+set [an] = create
+take [a] = create
+leave [a] = add
+leave [an] = add
+how ... [allowed] = how quota limit
+"""
+_MAX_GAP = 5
+
+
+def _phrases() -> dict[str, list[tuple[tuple[str, ...], tuple[bool, ...], bool, str]]]:
+    """Each phrase by its first word's term: the words after it, which of them stay, whether a gap
+    comes before them, and the words it means."""
+    found: dict[str, list[tuple[tuple[str, ...], tuple[bool, ...], bool, str]]] = {}
+    for line in _PHRASE_LINES.strip().splitlines():
+        said, _, meant = line.partition("=")
+        first, *rest = said.split()
+        gap = bool(rest) and rest[0] == "..."
+        rest = rest[1:] if gap else rest
+        words = tuple(w.strip("[]") for w in rest)
+        kept = tuple(w.startswith("[") for w in rest)
+        found.setdefault(_normal(first), []).append((words, kept, gap, meant.strip()))
+    return found
+
+
+_PHRASES = _phrases()
+
+
+def _rephrase(query: str) -> str:
+    """`query` with its phrases replaced by what they mean ("get rid of the old key": "delete
+    the old key"); the other words as they were."""
+    chunks = query.split()
+    plain = [c.lower().strip(",.;:!?") for c in chunks]
+    out: list[str] = []
+    place = 0
+    while place < len(chunks):
+        word = plain[place]
+        match = None
+        for words, kept, gap, meant in _PHRASES.get(_normal(word), ()):
+            for skip in range(_MAX_GAP + 1 if gap else 1):
+                start = place + 1 + skip
+                if tuple(plain[start : start + len(words)]) == words:
+                    match = (start, words, kept, meant)
+                    break
+            if match:
+                break
+        if match is None:
+            out.append(chunks[place])
+            place += 1
+            continue
+        start, words, kept, meant = match
+        out.append(meant)
+        out.extend(chunks[place + 1 : start])
+        out.extend(chunks[start + i] for i in range(len(words)) if kept[i])
+        place = start + len(words)
+    return " ".join(out)
+
+
 def query_terms(query: str) -> list[tuple[str, tuple[tuple[str, float], ...]]]:
     """Each word of `query` that counts, with what it matches: itself (weight 1) and its
     synonyms (less). Values (numbers, ids, versions, quoted strings) are left out."""
-    text = _SIGNED_IN.sub("authenticated", _QUOTED.sub(" ", query))
+    text = _rephrase(_SIGNED_IN.sub("authenticated", _QUOTED.sub(" ", query)))
     wanted: dict[str, tuple[tuple[str, float], ...]] = {}
     before = ""
     clause = False
@@ -414,7 +548,7 @@ _STATE = "~"
 # after the tools that do ("remove the image" is not "list the images").
 _VERB_WORDS = """
 get retrieve fetch read view see display look inspect describe lookup show check list browse
-enumerate create add new make open register establish publish submit generate initiate post
+enumerate create add new make open register establish publish submit generate initiate post raise
 store save write update edit modify change set patch adjust configure rename delete remove erase
 destroy drop purge discard clear prune clean cancel stop abort halt terminate kill end
 interrupt start run begin launch trigger execute rerun resume spin send transfer deliver
@@ -555,9 +689,10 @@ def _plurals(query: str) -> set[str]:
 def _read_of(
     method: str, path: str, segments: tuple[frozenset[str], ...]
 ) -> tuple[str, bool] | None:
-    """A GET's object (the last term of its path's last resource) and whether it reads a
-    collection (the path ends at that resource, not at a parameter after it)."""
-    if method.upper() not in ("GET", "PUT", "PATCH") or not segments:
+    """The object a read, an update or a delete acts on (the last term of its path's last
+    resource) and whether it acts on a collection (the path ends at that resource, not at a
+    parameter after it): "remove a tag" is not "remove the tags"."""
+    if method.upper() not in ("GET", "PUT", "PATCH", "DELETE") or not segments:
         return None
     last = [s for s in path.strip("/").split("/") if s]
     literal = [s for s in last if not _PATH_PARAMETER.search(s) and not _VERSION.match(s)]
@@ -579,8 +714,8 @@ class SearchIndex:
         self._segments: list[tuple[frozenset[str], ...]] = []
         self._scopes: list[frozenset[str]] = []
         self._actions: list[frozenset[str]] = []
-        # A read's object (the last word of its path's last resource), and whether it reads
-        # many (the path ends at a resource) or one (it ends at a parameter).
+        # The object a read, update or delete acts on (the last word of its path's last
+        # resource), and whether many (the path ends at a resource) or one (at a parameter).
         self._reads: list[tuple[str, bool] | None] = []
         postings: dict[str, set[int]] = {}
         totals: Counter[str] = Counter()
@@ -664,6 +799,8 @@ class SearchIndex:
         # The verbs asked for: the leading one (a question asks for a read), and the others.
         lead, verbs = _verbs(query, wanted)
         plural = _plurals(query)
+        if [w.lower() for w in _WORD.findall(query)[:1]] == ["who"]:
+            plural |= asked  # "who is a member": the people, however many
         scores: dict[int, float] = {}
         for index in candidates:
             if keep is not None and self._names[index] not in keep:
