@@ -318,3 +318,24 @@ def errors_of(folder: Path, body: str) -> list[str]:
         with pytest.raises(Aborted):
             build_config(config, sink)
     return [d.render() for d in sink.errors]
+
+
+def in_a_child(compute: Callable[[], Any], timeout: float = 60.0) -> Any:
+    """`compute()`'s value, computed in a forked child that is killed after `timeout` seconds.
+
+    For code that may never return and never lets go of the GIL (a backtracking regular
+    expression): a thread could not be abandoned, a child can. A liveness bound for checks
+    that take microseconds, not a speed measurement. The value must pickle."""
+    import multiprocessing
+
+    context = multiprocessing.get_context("fork")
+    receiver, sender = context.Pipe(duplex=False)
+    child = context.Process(target=lambda: sender.send(compute()), daemon=True)
+    child.start()
+    try:
+        if not receiver.poll(timeout):
+            pytest.fail(f"did not finish within {timeout:.0f} s")
+        return receiver.recv()
+    finally:
+        child.kill()
+        child.join()

@@ -15,6 +15,7 @@ from mcpmint.build.sample import drop_invalid_examples, sample_instance, teachin
 from mcpmint.build.schema import Mode, SchemaConverter
 from mcpmint.diagnostics import DiagnosticSink
 from mcpmint.pipeline import build
+from tests.support import in_a_child
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
 PETSTORE_PLUS = CORPUS / "crafted" / "petstore-plus.yaml"
@@ -318,3 +319,46 @@ def test_a_tool_example_is_whole_and_real_or_absent(tmp_path: Path) -> None:
     assert examples({"schema": {"type": "string"}, "example": "octocat"}) == (
         {"owner": "octocat", "title": "Bug"},
     )
+
+
+def test_S27_examples_against_a_catastrophic_pattern_are_checked_at_once(tmp_path: Path) -> None:
+    # Python's `re` needs longer than the age of the universe to refuse these examples, which
+    # nearly match (a real spec's URL pattern and a classic one); generation used to hang.
+    patterns = {
+        "site": r"^(https?:\/\/)?([\da-z\.-]+)\.([a-z\.]{2,6})([\/\w \.-]*)*\/?$",
+        "code": r"^(\d+)*[a-z]$",
+    }
+    near_misses = {"site": "http://a.io/" + "a" * 40 + "!", "code": "1" * 40 + "!"}
+    properties = {
+        name: {"type": "string", "pattern": pattern, "example": near_misses[name]}
+        for name, pattern in patterns.items()
+    }
+    spec = {
+        "openapi": "3.0.3",
+        "info": {"title": "T", "version": "1"},
+        "paths": {
+            "/sites": {
+                "post": {
+                    "operationId": "addSite",
+                    "requestBody": {
+                        "content": {
+                            "application/json": {
+                                "schema": {"type": "object", "properties": properties}
+                            }
+                        }
+                    },
+                    "responses": {"201": {"description": "ok"}},
+                }
+            }
+        },
+    }
+    path = tmp_path / "t.yaml"
+    path.write_text(yaml.safe_dump(spec), encoding="utf-8")
+
+    def schemas() -> dict[str, Any]:
+        (tool,) = build(path, DiagnosticSink(), namespace="t").tools
+        return dict(tool.input_schema["properties"])
+
+    built = in_a_child(schemas)
+    for name, pattern in patterns.items():
+        assert built[name]["pattern"] == pattern and "examples" not in built[name]

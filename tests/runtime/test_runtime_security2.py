@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import anyio
 import httpx2
 import mcp_types as types
 import pytest
@@ -34,13 +35,14 @@ from security2_support import SECRET, door_catalog, door_server, encodings, knoc
 
 from mcpmint.runtime import upstream as upstream_module
 from mcpmint.runtime.addresses import forbidden_address, numeric_host
-from mcpmint.runtime.arguments import ecma_pattern
 from mcpmint.runtime.audit import AuditLog
 from mcpmint.runtime.catalog import load_catalog
+from mcpmint.runtime.patterns import linear_pattern, pattern_search
 from mcpmint.runtime.redaction import encoded_forms, redact
 from mcpmint.runtime.server import build_server, http_app
 from mcpmint.runtime.upstream import header_text
 from mcpmint.runtime.visible import INVISIBLE, escape_invisible, strip_data, strip_invisible
+from tests.support import in_a_child
 
 pytestmark = pytest.mark.anyio
 
@@ -392,11 +394,22 @@ async def test_S22_every_malformed_http_request_gets_an_answer_with_its_id(
         ("^[a-z]+$", "abc\n", False),
         ("x[$]", "x$", True),
         ("^\\d+$", "\u0663", False),
+        ("^\\w+$", "\u00e9t\u00e9", False),
+        ("\\bx\\b", "\u00e9x\u00e9", True),  # ECMA's \b is ASCII: \u00e9 is not a word character
+        ("^[\\d.]+$", "1.5", True),
         ("[]", "a", False),
+        ("^[^]$", "\n", True),
+        ("^[[]$", "[", True),
+        ("^a{$", "a{", True),
+        ("^{id}$", "{id}", True),
+        ("^a{2}$", "aa", True),
+        ("^x[&~]$", "x~", True),
+        ("^\\u00e9$", "\u00e9", True),
+        ("^(?<year>[0-9]{4})$", "2026", True),
     ],
 )
 def test_S24_patterns_are_ecma_262(pattern: str, text: str, matches: bool) -> None:
-    assert (ecma_pattern(pattern).search(text) is not None) is matches
+    assert pattern_search(pattern, text) is matches
 
 
 FORMATS = {
@@ -427,6 +440,64 @@ async def test_S24_input_formats_are_enforced(name: str, upstream: Recorder) -> 
             refused = await client.call_tool("t", {"v": value})
             assert refused.is_error and "v:" in refused.content[0].text, (value, refused)  # type: ignore[union-attr]
     assert [r.url.params["v"] for r in upstream.requests] == [good]
+
+
+# ------------------------------------------------- S27 spec patterns in linear time
+
+# Each pattern backtracks exponentially in Python's `re` on the text beside it (2**40 steps
+# and more): a check that completes at all was made by a linear-time engine. The calls run in
+# a child process that a hang cannot take down with the test run.
+CATASTROPHIC = [
+    (
+        r"^(https?:\/\/)?([\da-z\.-]+)\.([a-z\.]{2,6})([\/\w \.-]*)*\/?$",
+        "http://a.io/" + "a" * 40 + "!",
+    ),
+    (r"^(a|aa)+$", "a" * 80 + "b"),
+    (r"^([a-zA-Z0-9])(([\-.]|[_]+)?([a-zA-Z0-9]+))*(@)", "a" * 40 + "!"),
+    (r"^(\d+)*[a-z]$", "1" * 40 + "!"),
+]
+
+
+@pytest.mark.parametrize(("pattern", "text"), CATASTROPHIC)
+async def test_S27_a_catastrophic_pattern_answers_at_once(
+    pattern: str, text: str, upstream: Recorder
+) -> None:
+    data = one_tool_catalog(
+        [param("site", "site", "query")],
+        {
+            "site": {"type": "string", "pattern": pattern},
+            "labels": {
+                "type": "object",
+                "patternProperties": {pattern: {"type": "string"}},
+                "additionalProperties": False,
+            },
+        },
+        method="POST",
+        body={"mediaType": "application/json", "required": False, "argument": "labels"},
+    )
+    server = build_server(
+        load_catalog(data), transport=upstream.transport, environ=dict(ENV), audit=AuditLog("off")
+    )
+
+    async def calls() -> tuple[list[tuple[bool, str]], int]:
+        async with Client(server) as client:
+            results = [
+                await client.call_tool("t", {"site": text}),
+                await client.call_tool("t", {"labels": {text: "x"}}),
+            ]
+        answers = [(r.is_error, r.content[0].text) for r in results]  # type: ignore[union-attr]
+        return answers, len(upstream.requests)
+
+    (site, labels), sent = in_a_child(lambda: anyio.run(calls))
+    assert site[0] and "site" in site[1], site
+    assert labels[0] and "labels" in labels[1], labels
+    assert sent == 0
+
+
+@pytest.mark.parametrize("pattern", ["^(?=.*[0-9])[a-z0-9]+$", "^(a)\\1$", "(?<!x)y"])
+def test_S27_patterns_without_a_linear_time_reading_are_not_compiled(pattern: str) -> None:
+    assert linear_pattern(pattern) is None
+    assert pattern_search(pattern, "abc") is None
 
 
 # -------------------------------------------------------------------- S25 header text

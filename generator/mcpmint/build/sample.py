@@ -21,6 +21,7 @@ from jsonschema.protocols import Validator  # type: ignore[import-untyped, unuse
 from referencing.exceptions import Unresolvable
 
 from mcpmint.runtime.arguments import schema_validator
+from mcpmint.runtime.patterns import pattern_search
 
 __all__ = ["drop_invalid_examples", "sample_instance", "teaching_instance"]
 
@@ -246,7 +247,7 @@ def _property_schema(schema: Mapping[str, Any], name: str) -> Any:
     if name in properties:
         return properties[name]
     for pattern, sub in schema.get("patternProperties", {}).items():
-        if re.search(pattern, name):
+        if pattern_search(pattern, name):
             return sub
     return schema.get("additionalProperties", True)
 
@@ -267,7 +268,7 @@ def _string(schema: Mapping[str, Any], variant: int) -> tuple[bool, Any]:
         if variant:
             base = f"{base}{variant}"
         text = _fit(base, low, high)
-        if text is not None and (pattern is None or re.search(pattern, text)):
+        if text is not None and (pattern is None or pattern_search(pattern, text)):
             return True, text
     return False, None
 

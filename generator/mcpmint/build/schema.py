@@ -33,13 +33,14 @@ from collections.abc import Callable, Iterator, Mapping
 from datetime import date, datetime, time
 from typing import Any, Final, Literal
 
-from jsonschema import Draft202012Validator  # type: ignore[import-untyped, unused-ignore]
 from referencing.exceptions import Unresolvable
 
 from mcpmint import refs
 from mcpmint.build.compact import Interner, compact, compact_within
 from mcpmint.diagnostics import DiagnosticSink
 from mcpmint.jsontext import SCALAR_TYPES
+from mcpmint.runtime.arguments import spec_validator
+from mcpmint.runtime.patterns import linear_pattern
 
 __all__ = ["MAX_BRANCHES", "MAX_DEPTH", "Mode", "SchemaConverter", "SchemaRoot"]
 
@@ -66,6 +67,9 @@ _SCHEMA_KEYS: Final = _words(
 )
 _SCHEMA_LIST_KEYS: Final = _words("allOf anyOf oneOf prefixItems")
 _SCHEMA_MAP_KEYS: Final = _words("properties patternProperties dependentSchemas")
+_UNCHECKABLE_PATTERN: Final = (
+    "not a regular expression the server can check in linear time; dropped"
+)
 
 # Keywords that describe rather than constrain. A node with only these next to a `$ref` does not
 # need the referenced body merged in: `{"$ref": ..., "description": ...}` is valid 2020-12.
@@ -604,8 +608,8 @@ class _ModeConverter:
             return _INVALID
         out: dict[str, Any] = {}
         for name, sub in value.items():
-            if key == "patternProperties" and _compile(str(name)) is None:
-                self._warn(refs.join(at, str(name)), "invalid regular expression; dropped")
+            if key == "patternProperties" and not _checkable(str(name)):
+                self._warn(refs.join(at, str(name)), _UNCHECKABLE_PATTERN)
                 continue
             out[str(name)] = self._node(sub, refs.join(at, str(name)), depth + 1, unwrap=False)
         return out
@@ -756,10 +760,10 @@ class _ModeConverter:
         return value
 
     def _pattern(self, value: Any, at: str) -> Any:
-        if not isinstance(value, str) or _compile(value) is None:
-            # The runtime validates with Python's `re`; a pattern it cannot compile would make
-            # every call fail, so the pattern goes and the rest of the schema stays.
-            self._warn(at, f"pattern {value!r} is not a valid regular expression; dropped")
+        if not isinstance(value, str) or not _checkable(value):
+            # One the server cannot check goes, and the rest of the schema stays; the upstream
+            # still applies it.
+            self._warn(at, f"pattern {value!r}: {_UNCHECKABLE_PATTERN}")
             return _INVALID
         return value
 
@@ -1248,7 +1252,7 @@ def _drop_root_null(root: dict[str, Any]) -> dict[str, Any]:
 
 def _accepts(schema: dict[str, Any], value: Any) -> bool:
     try:
-        return bool(Draft202012Validator(schema).is_valid(value))
+        return bool(spec_validator(schema).is_valid(value))
     except Unresolvable:
         # A default under a `#/$defs/...` reference cannot be checked before the root exists;
         # keep it rather than drop something that may well be right.
@@ -1375,8 +1379,12 @@ def _copy_data(value: Any) -> Any:
     return value
 
 
-def _compile(pattern: str) -> re.Pattern[str] | None:
+def _checkable(pattern: str) -> bool:
+    """Whether the server can check `pattern`: in linear time (runtime/patterns.py: no
+    look-around, no back-references), and past jsonschema's own check of the schema, which
+    compiles patterns with Python's `re`."""
     try:
-        return re.compile(pattern)
+        re.compile(pattern)
     except re.error:
-        return None
+        return False
+    return linear_pattern(pattern) is not None

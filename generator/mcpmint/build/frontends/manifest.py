@@ -18,8 +18,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
-from jsonschema import Draft202012Validator
-
 from mcpmint import ir, refs
 from mcpmint.build import naming
 from mcpmint.build.frontends import common
@@ -31,6 +29,7 @@ from mcpmint.config import check_schema
 from mcpmint.diagnostics import DiagnosticSink
 from mcpmint.load.document import RawDocument
 from mcpmint.resources import bundled_schema
+from mcpmint.runtime.arguments import schema_validator
 from mcpmint.runtime.catalog import RESERVED_HEADERS
 
 MANIFEST_KEY = "mcpmint_manifest"
@@ -469,7 +468,7 @@ class _Builder:
     ) -> tuple[dict[str, Any], ...]:
         """Each example must match the tool's (strict) input schema: an operator's example
         that does not is an error naming it (an OpenAPI spec's is only left out)."""
-        validator = Draft202012Validator(schema)
+        validator = schema_validator(schema)
         kept: list[dict[str, Any]] = []
         for index, example in enumerate(node.get("examples", ())):
             error = next(iter(validator.iter_errors(example)), None)
