@@ -9,7 +9,6 @@ the argument's path so the model knows what to fix.
 from __future__ import annotations
 
 import datetime
-import functools
 import ipaddress
 import math
 import re
@@ -21,6 +20,7 @@ from jsonschema.protocols import Validator  # type: ignore[import-untyped, unuse
 from referencing import Registry
 
 from .catalog import Tool
+from .patterns import pattern_search
 
 __all__ = [
     "MAX_DEPTH",
@@ -28,9 +28,9 @@ __all__ = [
     "MAX_STRING",
     "ArgumentValidator",
     "coerce_variables",
-    "ecma_pattern",
     "format_path",
     "schema_validator",
+    "spec_validator",
 ]
 
 MAX_DEPTH = 64
@@ -46,56 +46,42 @@ def _is_strict_integer(checker: object, instance: object) -> bool:
     return isinstance(instance, int) and not isinstance(instance, bool)
 
 
-@functools.lru_cache(maxsize=1024)
-def ecma_pattern(pattern: str) -> re.Pattern[str]:
-    """`pattern` as ECMA-262 (JSON Schema's dialect) reads it, compiled for Python's `re`
-    (S24): `$` matches only at the very end (Python's also matches before a final newline),
-    and `\\d`, `\\w`, `\\s`, `\\b` are ASCII-only.
-
-    Raises:
-        re.error: the pattern does not compile.
-    """
-    out: list[str] = []
-    in_class = False
-    i = 0
-    while i < len(pattern):
-        c = pattern[i]
-        if c == "\\" and i + 1 < len(pattern):
-            out.append(pattern[i : i + 2])
-            i += 2
-            continue
-        if in_class:
-            in_class = c != "]"
-        elif pattern.startswith("[]", i):  # ECMA's empty class matches nothing
-            out.append("(?!)")
-            i += 2
-            continue
-        elif pattern.startswith("[^]", i):  # and its negation, any character
-            out.append(r"[\s\S]")
-            i += 3
-            continue
-        elif c == "[":
-            in_class = True
-            if pattern.startswith("[^", i):
-                out.append("[^")
-                i += 2
-                continue
-        elif c == "$":
-            c = r"\Z"
-        out.append(c)
-        i += 1
-    return re.compile("".join(out), re.ASCII)
-
-
 def _pattern(validator: Any, pattern: str, instance: Any, schema: Any) -> Iterable[ValidationError]:
-    if not isinstance(instance, str):
-        return
-    try:
-        found = ecma_pattern(pattern).search(instance)
-    except re.error:
-        found = re.search(pattern, instance)
-    if found is None:
+    # A pattern the linear-time engine cannot read was dropped at generation (patterns.py).
+    if isinstance(instance, str) and pattern_search(pattern, instance) is False:
         yield ValidationError(f"{instance!r} does not match {pattern!r}")
+
+
+def _matched_by(name: str, patterns: Iterable[str]) -> bool:
+    return any(pattern_search(pattern, name) for pattern in patterns)
+
+
+# jsonschema runs `patternProperties` names through Python's `re`, in these two keywords; the
+# two below are theirs with the match made by `pattern_search` (S27).
+def _pattern_properties(
+    validator: Any, patterns: Mapping[str, Any], instance: Any, schema: Any
+) -> Iterable[ValidationError]:
+    if not validator.is_type(instance, "object"):
+        return
+    for pattern, subschema in patterns.items():
+        for name, value in instance.items():
+            if pattern_search(pattern, name):
+                yield from validator.descend(value, subschema, path=name, schema_path=pattern)
+
+
+def _additional_properties(
+    validator: Any, additional: Any, instance: Any, schema: Any
+) -> Iterable[ValidationError]:
+    if not validator.is_type(instance, "object"):
+        return
+    known = schema.get("properties", {})
+    patterns = schema.get("patternProperties", {})
+    extras = [k for k in instance if k not in known and not _matched_by(k, patterns)]
+    if validator.is_type(additional, "object"):
+        for extra in extras:
+            yield from validator.descend(instance[extra], additional, path=extra)
+    elif additional is False and extras:
+        yield ValidationError(f"unknown properties: {', '.join(map(repr, sorted(extras)))}")
 
 
 # The input formats the server enforces (S24): a schema that promises one is checked.
@@ -176,9 +162,16 @@ for _name, _check in (
     _FORMATS.checks(_name)(_check)
 
 
-_StrictValidator = validators.extend(  # type: ignore[no-untyped-call, unused-ignore]
+_LinearValidator = validators.extend(  # type: ignore[no-untyped-call, unused-ignore]
     Draft202012Validator,
-    validators={"pattern": _pattern},
+    validators={
+        "pattern": _pattern,
+        "patternProperties": _pattern_properties,
+        "additionalProperties": _additional_properties,
+    },
+)
+_StrictValidator = validators.extend(  # type: ignore[no-untyped-call, unused-ignore]
+    _LinearValidator,
     type_checker=Draft202012Validator.TYPE_CHECKER.redefine("integer", _is_strict_integer),
 )
 
@@ -244,6 +237,14 @@ class ArgumentValidator:
             # An empty registry: a `$ref` must resolve inside the schema, never over the network.
             self._validator = schema_validator(schema)
         return self._validator
+
+
+def spec_validator(schema: Mapping[str, Any]) -> Validator:
+    """JSON Schema 2020-12 as a spec wrote it, its patterns matched in linear time (S27), no
+    `$ref` outside the schema: for checking data against a spec's schema (an upstream
+    result, a default) where the server's own strictness is not wanted."""
+    validator: Validator = _LinearValidator(dict(schema), registry=Registry())
+    return validator
 
 
 def schema_validator(schema: Mapping[str, Any]) -> Validator:
@@ -312,9 +313,7 @@ def _describe(error: ValidationError) -> list[str]:
     ):
         known = schema.get("properties", {})
         patterns = schema.get("patternProperties", {})
-        extra = [
-            k for k in instance if k not in known and not any(re.search(pat, k) for pat in patterns)
-        ]
+        extra = [k for k in instance if k not in known and not _matched_by(k, patterns)]
         allowed = ", ".join(sorted(known)) or "none"
         return [f"{format_path([*path, k])}: unknown property (allowed: {allowed})" for k in extra]
     return [f"{format_path(path)}: {_trim(error.message)}"]

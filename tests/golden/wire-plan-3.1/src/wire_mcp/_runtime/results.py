@@ -18,12 +18,11 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 import mcp_types as types
-from jsonschema import Draft202012Validator, validators  # type: ignore[import-untyped, unused-ignore]
+from jsonschema import Draft202012Validator  # type: ignore[import-untyped, unused-ignore]
 from jsonschema.exceptions import best_match  # type: ignore[import-untyped, unused-ignore]
 from jsonschema.protocols import Validator  # type: ignore[import-untyped, unused-ignore]
-from referencing import Registry
 
-from .arguments import format_path
+from .arguments import format_path, spec_validator
 from .catalog import Tool
 from .limits import pagination_arguments
 from .projection import Projection, project
@@ -88,9 +87,8 @@ class OutputValidator:
 
     def _compiled(self) -> Validator:
         if self._validator is None:
-            cls = validators.validator_for(self._schema, default=Draft202012Validator)
-            cls.check_schema(self._schema)
-            self._validator = cls(self._schema, registry=Registry())
+            Draft202012Validator.check_schema(self._schema)
+            self._validator = spec_validator(self._schema)
         return self._validator
 
 
