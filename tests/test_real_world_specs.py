@@ -66,8 +66,11 @@ def warnings(sink: DiagnosticSink) -> list[str]:
     return [d.message for d in sink.warnings]
 
 
-async def call(server: ir.Server, name: str, arguments: dict[str, Any]) -> httpx2.Request:
-    """Call one tool of `server` through the runtime against a recording upstream."""
+async def call(
+    server: ir.Server, name: str, arguments: dict[str, Any], schemes: set[str] | None = None
+) -> httpx2.Request:
+    """Call one tool of `server` through the runtime against a recording upstream, every
+    credential configured (or those of `schemes`)."""
     seen: list[httpx2.Request] = []
 
     def answer(request: httpx2.Request) -> httpx2.Response:
@@ -76,7 +79,12 @@ async def call(server: ir.Server, name: str, arguments: dict[str, Any]) -> httpx
 
     # Writes ask the user first by default; here the request itself is under test.
     server = replace(server, tools=tuple(replace(t, confirmation="none") for t in server.tools))
-    environ = {var: "secret" for s in server.security_schemes for _, var in s.env}
+    environ = {
+        var: "secret"
+        for s in server.security_schemes
+        if schemes is None or s.name in schemes
+        for _, var in s.env
+    }
     mcp_server = build_server(
         load_catalog(catalog(server)), environ=environ, transport=httpx2.MockTransport(answer)
     )
@@ -416,6 +424,90 @@ def test_an_undefined_security_scheme_is_a_warning_and_the_plausible_one_is_used
         "'sessionToken'; the operations that name it are generated without it" in m
         for m in messages
     )
+
+
+TWO_OAUTH_FLOWS = """\
+        /files:
+          get:
+            operationId: listFiles
+            security: [{Oauth2: [files.read], Oauth2c: [files.read]}, {Key: []}]
+            responses: {"200": {description: ok}}
+        """
+TWO_OAUTH_SCHEMES = """\
+        components:
+          securitySchemes:
+            Oauth2:
+              type: oauth2
+              flows:
+                implicit: {authorizationUrl: "https://a.example.com", scopes: {files.read: r}}
+            Oauth2c:
+              type: oauth2
+              flows:
+                authorizationCode:
+                  authorizationUrl: "https://a.example.com"
+                  tokenUrl: "https://a.example.com/t"
+                  scopes: {files.read: r}
+            Key: {type: apiKey, in: query, name: key}
+        """
+
+
+async def test_schemes_required_together_for_one_header_are_read_as_either(
+    tmp_path: Path,
+) -> None:
+    """Google's specs (264 of APIs.guru's 299) require `{Oauth2, Oauth2c}` together: two
+    bearer tokens in the one Authorization header. Read as written, the server refused every
+    call (one token configured: the other missing; both: two Authorization headers)."""
+    server, sink = built(tmp_path, TWO_OAUTH_FLOWS, TWO_OAUTH_SCHEMES)
+    assert not sink.has_errors
+    use = ir.SchemeUse
+    assert tool(server, "shop_list_files").security == (
+        (use("Oauth2", ("files.read",)),),
+        (use("Oauth2c", ("files.read",)),),
+        (use("Key", ()),),
+    )
+    assert [m for m in warnings(sink) if "required together" in m] == [
+        "security schemes 'Oauth2' and 'Oauth2c' are required together but would set the same "
+        "credential, which a request carries once; read as either one"
+    ]
+    # Configured with one of the two tokens (as an operator does), the call goes out with it.
+    request = await call(server, "shop_list_files", {}, schemes={"Oauth2c"})
+    assert request.headers["authorization"] == "Bearer secret"
+
+
+def test_a_path_key_with_a_fragment_is_judged_as_its_own_operation(tmp_path: Path) -> None:
+    """AWS's specs (APIs.guru) key operations `/#X-Amz-Target=Service.Action`: one request
+    path for all of them. Each generated case names its own operation, not `#/paths/~1/post`,
+    which no operation is (the generated tests then failed for every such tool)."""
+    server, sink = built(
+        tmp_path,
+        """\
+        /#X-Amz-Target=Ce.CreateMonitor:
+          post:
+            operationId: CreateMonitor
+            parameters:
+              - name: X-Amz-Target
+                in: header
+                required: true
+                schema: {type: string, enum: [Ce.CreateMonitor]}
+            responses: {"200": {description: ok}}
+        /#X-Amz-Target=Ce.DeleteMonitor:
+          post:
+            operationId: DeleteMonitor
+            parameters:
+              - name: X-Amz-Target
+                in: header
+                required: true
+                schema: {type: string, enum: [Ce.DeleteMonitor]}
+            responses: {"200": {description: ok}}
+        """,
+    )
+    assert not sink.has_errors
+    cases = build_cases(server, sink)["calls"]
+    assert {name: case["operation"] for name, case in cases.items()} == {
+        "shop_create_monitor": "#/paths/~1#X-Amz-Target=Ce.CreateMonitor/post",
+        "shop_delete_monitor": "#/paths/~1#X-Amz-Target=Ce.DeleteMonitor/post",
+    }
+    assert {case["request"]["url"] for case in cases.values()} == {"https://api.example.com/"}
 
 
 # ------------------------------------------------------------------ names

@@ -296,7 +296,7 @@ def _call(
         "confirmation": tool.confirmation,
         # Where the spec describes the operation (its JSON pointer in the shipped spec), for
         # the oracle; None for a manifest's tool (no OpenAPI document describes it).
-        "operation": _operation(tool.request.path, prepared.method)
+        "operation": _operation(tool.source, tool.request.path, prepared.method)
         if _has_spec(server, tool)
         else None,
         "upstream": tool.upstream,
@@ -312,9 +312,13 @@ def _call(
     }
 
 
-def _operation(path: str, method: str) -> str:
-    """The JSON pointer of the operation at `path` and `method` in the spec's `paths` (where
-    the oracle finds it, whether the path item is written there or `$ref`'d)."""
+def _operation(source: str, path: str, method: str) -> str:
+    """The JSON pointer of the tool's operation in the spec's `paths` (where the oracle finds
+    it, whether the path item is written there or `$ref`'d): its source when that is in
+    `paths` (a path key may hold more than the request's path: `/#X-Amz-Target=...`), else
+    built from the path."""
+    if source.startswith("#/paths/"):
+        return source
     return "#/paths/" + path.replace("~", "~0").replace("/", "~1") + "/" + method.lower()
 
 

@@ -8,6 +8,7 @@ alike: same package names, same environment variables, same annotations.
 from __future__ import annotations
 
 import difflib
+import itertools
 import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
@@ -137,6 +138,46 @@ def security_requirements(
             continue  # needs only what cannot be sent: generated without it
         alternatives.append(tuple(sorted(uses, key=lambda u: u.scheme)))
     return tuple(alternatives)
+
+
+def one_credential_per_place(
+    alternatives: tuple[tuple[ir.SchemeUse, ...], ...],
+    schemes: Mapping[str, ir.SecurityScheme],
+) -> tuple[tuple[tuple[ir.SchemeUse, ...], ...], list[tuple[str, ...]]]:
+    """`alternatives` where no alternative needs two credentials in one place, and the clashes
+    split. A request carries one Authorization header (one value per header, query parameter
+    or cookie name), so a requirement whose schemes would all set it cannot be met as
+    written; specs that write one mean either (Google's `{Oauth2: [...], Oauth2c: [...]}`: one
+    OAuth 2.0 token, two ways to get it). Each way to pick one scheme per place becomes an
+    alternative, with the requirement's other schemes. Also returns the schemes that clashed,
+    per clash, for a warning."""
+    out: list[tuple[ir.SchemeUse, ...]] = []
+    clashes: list[tuple[str, ...]] = []
+    for uses in alternatives:
+        by_place: dict[str, list[ir.SchemeUse]] = {}
+        for use in uses:
+            scheme = schemes.get(use.scheme)
+            by_place.setdefault(credential_place(scheme) if scheme else use.scheme, []).append(use)
+        groups = list(by_place.values())
+        clashing = [group for group in groups if len(group) > 1]
+        if not clashing:
+            out.append(uses)
+            continue
+        clashes.extend(tuple(use.scheme for use in group) for group in clashing)
+        for picked in itertools.product(*groups):
+            split = tuple(sorted(picked, key=lambda u: u.scheme))
+            if split not in out:
+                out.append(split)
+    return tuple(out), clashes
+
+
+def credential_place(scheme: ir.SecurityScheme) -> str:
+    """Where a scheme puts its credential (`header authorization`, `query key`): HTTP
+    authentication and OAuth 2.0 in the Authorization header, an API key where it says."""
+    if scheme.type != "apiKey":
+        return "header authorization"
+    name = scheme.parameter.lower() if scheme.location == "header" else scheme.parameter
+    return f"{scheme.location} {name}"
 
 
 def plausible_scheme(name: str, known: set[str]) -> str | None:

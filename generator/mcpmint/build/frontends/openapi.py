@@ -352,7 +352,7 @@ class _Builder:
     def security(
         self, operation: Mapping[str, Any], pointer: str, known: set[str]
     ) -> tuple[tuple[ir.SchemeUse, ...], ...]:
-        return common.security_requirements(
+        alternatives = common.security_requirements(
             self.data,
             operation,
             pointer,
@@ -362,6 +362,19 @@ class _Builder:
             _UNDEFINED_SCHEME,
             lenient=self.warned_schemes,
         )
+        alternatives, clashes = common.one_credential_per_place(alternatives, self.schemes)
+        where = refs.join(pointer, "security") if "security" in operation else "#/security"
+        for names in clashes:
+            said = f"clash {names}"  # once per document: Google's specs repeat it everywhere
+            if said not in self.warned_schemes:
+                self.warned_schemes.add(said)
+                self.sink.warning(
+                    self.locate(where),
+                    f"security schemes {' and '.join(map(repr, names))} are required together "
+                    "but would set the same credential, which a request carries once; read "
+                    "as either one",
+                )
+        return alternatives
 
     # ------------------------------------------------------------------ operations
     def path_items(self) -> list[tuple[str, Any, str]]:
