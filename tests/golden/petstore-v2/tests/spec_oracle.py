@@ -589,10 +589,13 @@ def find_operations(
             ),
             None,
         )
-        names = re.findall(r"\{([^{}]*)\}", path_key)
+        # A path key's query and fragment (`/?Action=Describe`, `/#X-Amz-Target=...`) are not
+        # part of the request's path, as the generator reads them.
+        request_path = re.split(r"[?#]", path_key, maxsplit=1)[0]
+        names = re.findall(r"\{([^{}]*)\}", request_path)
         for server in servers if servers is not None else [SchemaPath.from_dict({"url": "/"})]:
             template, prefix = _server_pattern(server, base)
-            match = re.fullmatch(prefix + _path_pattern(path_key), url)
+            match = re.fullmatch(prefix + _path_pattern(request_path), url)
             if match is None:
                 continue
             variables = {name: match.group(f"v{index}") for index, name in enumerate(names)}
@@ -851,7 +854,15 @@ def judge(
     with warnings.catch_warnings():  # oauth2 and openIdConnect: a bearer token, not read
         warnings.filterwarnings("ignore", "Unsupported scheme type", UserWarning)
         warnings.filterwarnings("ignore", category=DeprecationWarning)  # the spec's word
-        result = reader.unmarshal(sent)
+        try:
+            result = reader.unmarshal(sent)
+        except re.error as exc:  # ECMA-262 the spec may use (`\p{L}`) and Python's `re` cannot
+            warnings.warn(
+                f"{operation}: not judged: a pattern of the spec is not one Python reads ({exc})",
+                NotJudged,
+                stacklevel=2,
+            )
+            return []
     errors = [error for error in result.errors if not _ignored(error)]
     keys = _not_media_types(found)
     if keys and any(_caused_by(error, MediaTypeNotFound) for error in errors):
