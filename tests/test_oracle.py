@@ -135,6 +135,20 @@ paths:
               type: object
               properties: {x: {$ref: "#/components/schemas/Missing"}, y: {type: integer}}
       responses: {"204": {description: done}}
+  /#X-Amz-Target=Svc.ListThings:
+    post:
+      parameters:
+        - {name: MaxResults, in: query, schema: {type: string}}
+        - {name: maxResults, in: query, schema: {type: integer}}
+      responses: {"204": {description: done}}
+  /letters:
+    post:
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema: {type: object, properties: {word: {type: string, pattern: "^\\\\p{L}+$"}}}
+      responses: {"204": {description: done}}
 components:
   schemas:
     Thing:
@@ -319,3 +333,31 @@ def test_an_empty_array_is_read_as_openapi_writes_it(
     url = "https://eu.example.com/internal/private/7?q="
     problems = judged(spec_oracle, "GET", url, f"{PRIVATE}/get", {"id": 7, **arguments})
     assert (problems == []) is right, problems
+
+
+def test_a_path_key_with_a_fragment_and_names_differing_in_case(spec_oracle: Any) -> None:
+    """AWS (APIs.guru): operations keyed `/#X-Amz-Target=Svc.Action`, all sent to `/`, with
+    both `MaxResults` and `maxResults`; each argument is judged against its own parameter."""
+    url = "https://eu.example.com/v1/?MaxResults=a&maxResults=2"
+    operation = "#/paths/~1#X-Amz-Target=Svc.ListThings/post"
+    problems = judged(spec_oracle, "POST", url, operation, {"MaxResults": "a", "maxResults": 2})
+    assert problems == []
+    swapped = judged(spec_oracle, "POST", url, operation, {"MaxResults": "2", "maxResults": 2})
+    assert any("MaxResults" in problem for problem in swapped), swapped
+
+
+def test_a_pattern_python_cannot_read_is_not_judged_and_said(spec_oracle: Any) -> None:
+    """`\\p{L}` is ECMA-262 (JSON Schema's dialect) but not Python's `re`, which openapi-core
+    validates with: said, not a failure of the request."""
+    url, headers = "https://eu.example.com/v1/letters", {"content-type": "application/json"}
+    with pytest.warns(spec_oracle.NotJudged, match="pattern"):
+        problems = judged(
+            spec_oracle,
+            "POST",
+            url,
+            "#/paths/~1letters/post",
+            {"word": "abc"},
+            content=b'{"word":"abc"}',
+            headers=headers,
+        )
+    assert problems == []
