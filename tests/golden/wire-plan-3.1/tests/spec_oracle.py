@@ -1064,11 +1064,18 @@ def _values(
 
 def _argument(arguments: Mapping[str, Any], name: str, where: str, first: str = "") -> str | None:
     """The argument named after a parameter or body member; on a clash of names the
-    generator tells them apart by location (`id_query`) or prefix (`body_id`)."""
-    for wanted in (_norm(first + name + where), _norm(name)):
-        for key in arguments:
-            if _norm(key) == wanted:
-                return key
+    generator tells them apart by location (`id_query`) or prefix (`body_id`). An argument
+    named exactly as the parameter comes before a spelling that differs only in case or
+    punctuation (AWS declares both `MaxResults` and `maxResults`)."""
+    qualified = _norm(first + name + where)
+    for key in arguments:
+        if _norm(key) == qualified:
+            return key
+    if name in arguments:
+        return name
+    for key in arguments:
+        if _norm(key) == _norm(name):
+            return key
     return None
 
 
