@@ -785,3 +785,22 @@ def test_response_content_given_as_a_ref_is_followed_not_taken_for_a_media_type(
     found = tool(server, "shop_create_campaign")
     assert req(found).accept == "application/json"
     assert found.output_schema is not None and "id" in found.output_schema["properties"]
+
+
+def test_a_server_url_with_its_scheme_s_default_port_is_read_without_it(tmp_path: Path) -> None:
+    """data2crm (APIs.guru) writes `https://...:443/v1`; a request's URL never carries the
+    default port, so the generated cases and the requests sent disagreed (974 generated tests
+    of its package failed). An explicit other port stays."""
+    spec = HEAD.replace("https://api.example.com", "https://api.example.com:443/v1")
+    paths = (
+        '  /things:\n    get: {operationId: listThings, responses: {"200": {description: ok}}}\n'
+    )
+    path = spec_file(tmp_path, spec + "paths:\n" + paths)
+    server = build(path, DiagnosticSink(), namespace="shop")
+    assert server.base_url == "https://api.example.com/v1"
+    [case] = build_cases(server, DiagnosticSink())["calls"].values()
+    assert case["request"]["url"] == "https://api.example.com/v1/things"
+    other = spec_file(tmp_path, spec.replace(":443", ":8443") + "paths:\n" + paths, "b.yaml")
+    assert build(other, DiagnosticSink(), namespace="shop").base_url == (
+        "https://api.example.com:8443/v1"
+    )

@@ -250,7 +250,7 @@ class _Builder:
                         "server URL has a variable without a default; it cannot be used as is",
                     )
                     continue
-                urls.append(url)
+                urls.append(_without_default_port(url))
         return urls
 
     def server(self, op: _Operation) -> str:
@@ -1484,6 +1484,14 @@ def _flattenable(schema: Mapping[str, Any]) -> bool:
         and bool(schema["properties"])
         and schema.get("additionalProperties") is False
         and "patternProperties" not in schema
+    )
+
+
+def _without_default_port(url: str) -> str:
+    """`url` without its scheme's default port (`https://api.example.com:443/v1`): the
+    request's URL never carries it, and the generated tests compare the two."""
+    return re.sub(
+        r"^(https://[^/?#]*?):443(?=[/?#]|$)|^(http://[^/?#]*?):80(?=[/?#]|$)", r"\1\2", url
     )
 
 
