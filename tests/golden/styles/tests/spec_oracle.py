@@ -545,6 +545,10 @@ def _server_pattern(server: SchemaPath, base: Base) -> tuple[str, str]:
     variables = dict((server / "variables").read_value()) if "variables" in server else {}
     if not re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://", url) and base[0]:
         url, variables = urljoin(base[0], url), {**base[1], **variables}
+    # A scheme's default port (`https://api.example.com:443/v1`) is not in the URL sent.
+    url = re.sub(
+        r"^(https://[^/?#]*?):443(?=[/?#]|$)|^(http://[^/?#]*?):80(?=[/?#]|$)", r"\1\2", url
+    )
     pattern = ""
     for index, piece in enumerate(re.split(r"(\{[^{}]*\})", url.rstrip("/"))):
         if index % 2 == 0:
