@@ -380,6 +380,13 @@ class _MediaReaders(dict[str, Callable[..., Any]]):
         return _octets if reader is binary_loads else reader
 
 
+def _not_text(media_type: SchemaPath) -> bool:
+    """A media type object whose schema's `type` says its value is not a string."""
+    schema = media_type / "schema" if "schema" in media_type else None
+    kind = (schema / "type").read_value() if schema is not None and "type" in schema else []
+    return bool({*(kind if isinstance(kind, list) else [kind])} - {"string", "null"})
+
+
 def _find_media_type(content: SchemaPath, mimetype: str | None) -> MediaType:
     """The operation's media type object for the sent `Content-Type` (`mimetype`), the most
     specific key that matches first, read as the type that was sent."""
@@ -390,6 +397,14 @@ def _find_media_type(content: SchemaPath, mimetype: str | None) -> MediaType:
         for index, (key, node) in enumerate(content.str_items())
         if (rank := _rank(key, mimetype)) is not None
     ]
+    if not ranked and _essence(mimetype) == "application/json":
+        # A `text/plain` body whose schema is an object (or any value but a string): text
+        # cannot carry it, so mcpmint sends it as JSON (docs/tools-json.md), and reads it so.
+        ranked = [
+            (4, index, node)
+            for index, (key, node) in enumerate(content.str_items())
+            if _essence(key) == "text/plain" and _not_text(node)
+        ]
     if not ranked:
         raise MediaTypeNotFound(mimetype, list(content.str_keys()))
     node = min(ranked, key=lambda item: item[:2])[2]
@@ -639,6 +654,14 @@ class _Reading(APICallRequestUnmarshaller):
 
     def _find_media_type(self, content: SchemaPath, mimetype: str | None = None) -> MediaType:
         return _find_media_type(content, mimetype)
+
+    def _get_media_type_value(
+        self, param_or_header: SchemaPath, location: Mapping[str, Any], name: str | None = None
+    ) -> Any:
+        """A parameter described by `content`: in a path, its text percent-decoded (one
+        segment, sent encoded), as its styles' readers decode theirs."""
+        value = super()._get_media_type_value(param_or_header, location, name)
+        return unquote(value) if isinstance(location, PathValues) else value
 
     def _find_path(self, request: Any) -> PathOperationServer:
         found: PathOperationServer = request.found
