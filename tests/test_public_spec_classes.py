@@ -48,6 +48,10 @@ def _json_response(schema: dict[str, Any]) -> dict[str, Any]:
     return {"200": {"description": "ok", "content": {"application/json": {"schema": schema}}}}
 
 
+def _json_body(schema: dict[str, Any]) -> dict[str, Any]:
+    return {"content": {"application/json": {"schema": schema}}}
+
+
 def _write(document: dict[str, Any], folder: Path) -> Path:
     path = folder / "spec.json"
     path.write_text(json.dumps(document), encoding="utf-8")
@@ -170,6 +174,34 @@ def test_classes_named_like_what_the_module_imports_shadow_nothing(tmp_path: Pat
         {"Field": {"q": 1}, "config_dict": {"q": 2}, "Any": "text", "none": {"Field": {}}}
     )
     assert made.Field.q == 1 and made.config_dict.q == 2 and made.Any == "text"
+
+
+def test_a_class_named_like_a_field_of_the_class_using_it_is_renamed(tmp_path: Path) -> None:
+    """elbv2's fixed query `Action: Literal["CreateRule"]` beside `Actions`, a list of
+    objects the model generator names `Action` (singular): in that class body `Action` is
+    the field, so `list[Action]` named a variable (mypy: "not valid as a type"). The class
+    is renamed `ActionModel` wherever the module names it."""
+    item = {"type": "object", "properties": {"Type": {"type": "string"}}}
+    body = {
+        "type": "object",
+        "properties": {
+            "Action": {"type": "string", "enum": ["CreateRule"]},
+            "Actions": {"type": "array", "items": item},
+            "x-y": {"type": "integer"},  # not a plain field: the library writes this class
+        },
+        "required": ["Action", "Actions"],  # (the library aliases an optional one itself)
+    }
+    paths = {"/": {"post": _get("createRule", requestBody=_json_body(body))}}
+    files, sink = _render(_document(paths), tmp_path)
+    assert not sink.has_errors
+    source = next(text for path, text in files.items() if path.endswith("models.py"))
+    tree = ast.parse(source)
+    classes = {node.name for node in tree.body if isinstance(node, ast.ClassDef)}
+    assert "ActionModel" in classes and "Action" not in classes
+    assert "list[ActionModel]" in source
+    rule = _models(files).ARGUMENTS["sweep_create_rule"]  # a required body: one argument
+    made = rule.model_validate({"body": {"Action": "CreateRule", "Actions": [{"Type": "a"}]}})
+    assert made.body.Actions[0].Type == "a"
 
 
 # ------------------------------------------------------------------- 2. empty operationId
@@ -349,13 +381,7 @@ def test_g11_fields_named_like_pydantic_helpers_pass_the_audit(tmp_path: Path) -
             "ForwardConfig": {"$ref": "#/components/schemas/ForwardConfig"},
         },
     }
-    paths = {
-        "/rules": {
-            "post": _get(
-                "createRule", requestBody={"content": {"application/json": {"schema": body}}}
-            )
-        }
-    }
+    paths = {"/rules": {"post": _get("createRule", requestBody=_json_body(body))}}
     files, sink = _render(_document(paths, schemas={"ForwardConfig": config}), tmp_path)
     assert not sink.has_errors
     thing = _models(files).ARGUMENTS["sweep_create_rule"]

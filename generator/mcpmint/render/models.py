@@ -119,12 +119,14 @@ def models_source(
     plain, left = plain_classes(document["$defs"], names)
     source = plain_module(plain)
     if left:
-        generated = _generated({"$defs": left}, cache, sink, location)
+        tool_classes = {c for pair in names.values() for c in pair if c}
+        generated = _fields_apart(_generated({"$defs": left}, cache, sink, location), tool_classes)
         source = _joined(plain, generated) if generated else ""
         if generated and not source:
             # A class the library named after a property is named like a plain class or
             # one of their imports: it makes every class instead, named apart in one run.
-            source = _generated(document, cache, sink, location)
+            generated = _generated(document, cache, sink, location)
+            source = _fields_apart(generated, tool_classes)
         if not source:
             return ""  # the errors are in the sink
     defined = set(_CLASS_LINE.findall(source))
@@ -153,6 +155,49 @@ def _generated(
     if source and cache is not None:
         cache.put("models", key, source)
     return source
+
+
+def _fields_apart(source: str, keep: set[str]) -> str:
+    """The library's module `source` with each class that is named like a field of some
+    class (elbv2's `Actions: list[Action]` beside the field `Action: Literal[...]`: in that
+    class body, `Action` is the field) renamed `<Name>Model` (`ActionModel`), everywhere the
+    module names it. The tools' own classes (`keep`) keep their names.
+
+    Only names change: each `Name` node of the class (not a field's target) and its `class`
+    line, edited at the places `ast` gives, so the module's statements stay as they were."""
+    if not source:
+        return source
+    tree = ast.parse(source)
+    classes = [node for node in tree.body if isinstance(node, ast.ClassDef)]
+    fields = {
+        member.target.id
+        for node in classes
+        for member in node.body
+        if isinstance(member, ast.AnnAssign) and isinstance(member.target, ast.Name)
+    }
+    clashing = sorted({node.name for node in classes} & fields - keep)
+    if not clashing:
+        return source
+    taken = {node.name for node in classes} | fields | _MODULE_NAMES
+    renames = {name: naming.unique(name + "Model", taken, separator="") for name in clashing}
+    targets = {
+        id(member.target)
+        for node in classes
+        for member in node.body
+        if isinstance(member, ast.AnnAssign)
+    }
+    lines = [line.encode("utf-8") for line in source.splitlines(keepends=True)]
+    edits: list[tuple[int, int, int, str]] = []  # (line, start, end byte offsets, new text)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and node.id in renames and id(node) not in targets:
+            assert node.end_col_offset is not None
+            edits.append((node.lineno - 1, node.col_offset, node.end_col_offset, renames[node.id]))
+        elif isinstance(node, ast.ClassDef) and node.name in renames:
+            start = node.col_offset + len(b"class ")
+            edits.append((node.lineno - 1, start, start + len(node.name), renames[node.name]))
+    for line, start, end, text in sorted(edits, reverse=True):
+        lines[line] = lines[line][:start] + text.encode("utf-8") + lines[line][end:]
+    return b"".join(lines).decode("utf-8")
 
 
 # The names the library's modules import (folded: lower case, letters only). It names the
