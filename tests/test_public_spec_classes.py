@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 import sys
 import types
 from pathlib import Path
@@ -202,6 +203,27 @@ def test_a_class_named_like_a_field_of_the_class_using_it_is_renamed(tmp_path: P
     rule = _models(files).ARGUMENTS["sweep_create_rule"]  # a required body: one argument
     made = rule.model_validate({"body": {"Action": "CreateRule", "Actions": [{"Type": "a"}]}})
     assert made.body.Actions[0].Type == "a"
+
+
+def test_a_typed_map_is_annotated_with_the_standard_dict(tmp_path: Path) -> None:
+    """appcenter's objects with properties and typed `additionalProperties`: the model
+    generator annotates their extras `Dict[str, X]` from `typing` whatever it is told, which
+    ruff refuses (UP006, UP035); the module says `dict` and imports no `Dict`."""
+    extra = {"type": "object", "properties": {"q": {"type": "integer"}}}
+    body = {
+        "type": "object",
+        "properties": {"a": {"type": "string"}, "x-y": {"type": "string"}},
+        "additionalProperties": extra,
+    }
+    paths = {"/m": {"post": _get("putMap", requestBody={**_json_body(body), "required": True})}}
+    files, sink = _render(_document(paths), tmp_path)
+    assert not sink.has_errors
+    source = next(text for path, text in files.items() if path.endswith("models.py"))
+    assert '"__pydantic_extra__": dict[str, ' in source
+    assert not re.search(r"\bDict\b", source)
+    arguments = _models(files).ARGUMENTS["sweep_put_map"]
+    made = arguments.model_validate({"body": {"a": "x", "other": {"q": 1}}})
+    assert made.body.model_extra["other"].q == 1
 
 
 # ------------------------------------------------------------------- 2. empty operationId

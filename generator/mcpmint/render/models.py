@@ -120,13 +120,13 @@ def models_source(
     source = plain_module(plain)
     if left:
         tool_classes = {c for pair in names.values() for c in pair if c}
-        generated = _fields_apart(_generated({"$defs": left}, cache, sink, location), tool_classes)
+        generated = _tidied(_generated({"$defs": left}, cache, sink, location), tool_classes)
         source = _joined(plain, generated) if generated else ""
         if generated and not source:
             # A class the library named after a property is named like a plain class or
             # one of their imports: it makes every class instead, named apart in one run.
             generated = _generated(document, cache, sink, location)
-            source = _fields_apart(generated, tool_classes)
+            source = _tidied(generated, tool_classes)
         if not source:
             return ""  # the errors are in the sink
     defined = set(_CLASS_LINE.findall(source))
@@ -157,39 +157,51 @@ def _generated(
     return source
 
 
-def _fields_apart(source: str, keep: set[str]) -> str:
-    """The library's module `source` with each class that is named like a field of some
-    class (elbv2's `Actions: list[Action]` beside the field `Action: Literal[...]`: in that
-    class body, `Action` is the field) renamed `<Name>Model` (`ActionModel`), everywhere the
-    module names it. The tools' own classes (`keep`) keep their names.
+def _tidied(source: str, keep: set[str]) -> str:
+    """The library's module `source` with two renames, everywhere the module names them:
 
-    Only names change: each `Name` node of the class (not a field's target) and its `class`
-    line, edited at the places `ast` gives, so the module's statements stay as they were."""
+    - each class named like a field of some class (elbv2's `Actions: list[Action]` beside
+      the field `Action: Literal[...]`: in that class body, `Action` is the field) becomes
+      `<Name>Model` (`ActionModel`); the tools' own classes (`keep`) keep their names;
+    - `typing.Dict`, which it writes in a typed map's `__annotations__` whatever its
+      `use_standard_collections` says (ruff's UP006), becomes `dict`, and leaves the import.
+
+    Only names change: each `Name` node (not a field's target), a renamed class's `class`
+    line and the `typing` import, edited at the places `ast` gives, so the module's
+    statements stay as they were."""
     if not source:
         return source
     tree = ast.parse(source)
     classes = [node for node in tree.body if isinstance(node, ast.ClassDef)]
-    fields = {
-        member.target.id
+    targets = [
+        member.target
         for node in classes
         for member in node.body
         if isinstance(member, ast.AnnAssign) and isinstance(member.target, ast.Name)
-    }
+    ]
+    fields = {target.id for target in targets if isinstance(target, ast.Name)}
     clashing = sorted({node.name for node in classes} & fields - keep)
-    if not clashing:
-        return source
     taken = {node.name for node in classes} | fields | _MODULE_NAMES
     renames = {name: naming.unique(name + "Model", taken, separator="") for name in clashing}
-    targets = {
-        id(member.target)
-        for node in classes
-        for member in node.body
-        if isinstance(member, ast.AnnAssign)
-    }
+    typing_import = next(
+        (
+            node
+            for node in tree.body
+            if isinstance(node, ast.ImportFrom)
+            and node.module == "typing"
+            and any(alias.name == "Dict" and alias.asname is None for alias in node.names)
+        ),
+        None,
+    )
+    if typing_import is not None:
+        renames["Dict"] = "dict"
+    if not renames:
+        return source
+    skipped = {id(target) for target in targets}
     lines = [line.encode("utf-8") for line in source.splitlines(keepends=True)]
     edits: list[tuple[int, int, int, str]] = []  # (line, start, end byte offsets, new text)
     for node in ast.walk(tree):
-        if isinstance(node, ast.Name) and node.id in renames and id(node) not in targets:
+        if isinstance(node, ast.Name) and node.id in renames and id(node) not in skipped:
             assert node.end_col_offset is not None
             edits.append((node.lineno - 1, node.col_offset, node.end_col_offset, renames[node.id]))
         elif isinstance(node, ast.ClassDef) and node.name in renames:
@@ -197,6 +209,17 @@ def _fields_apart(source: str, keep: set[str]) -> str:
             edits.append((node.lineno - 1, start, start + len(node.name), renames[node.name]))
     for line, start, end, text in sorted(edits, reverse=True):
         lines[line] = lines[line][:start] + text.encode("utf-8") + lines[line][end:]
+    if typing_import is not None:
+        kept = [
+            f"{alias.name} as {alias.asname}" if alias.asname else alias.name
+            for alias in typing_import.names
+            if not (alias.name == "Dict" and alias.asname is None)
+        ]
+        first, last = typing_import.lineno - 1, (typing_import.end_lineno or 0) - 1
+        for index in range(first, last + 1):
+            lines[index] = b""
+        if kept:
+            lines[first] = f"from typing import {', '.join(kept)}\n".encode()
     return b"".join(lines).decode("utf-8")
 
 
