@@ -317,8 +317,8 @@ class _Builder:
                 self.sink.warning(
                     self.locate(pointer),
                     f"security scheme {name!r} would send its key as the {scheme.get('name')} "
-                    "header, which a request may not set; operations that need only it will "
-                    "refuse to run",
+                    "header, which a request may not set; the scheme is left out, and operations "
+                    "that need only it are generated without credentials",
                 )
             elif kind == "apiKey" and not _sendable_key_name(scheme.get("in"), scheme.get("name")):
                 location, key_name = str(scheme.get("in")), scheme.get("name")
@@ -366,7 +366,8 @@ class _Builder:
                 self.sink.warning(
                     self.locate(pointer),
                     f"security scheme {name!r} ({kind} {scheme.get('scheme', '')}) is not "
-                    "supported; operations that need only it will refuse to run",
+                    "supported; the scheme is left out, and operations that need only it are "
+                    "generated without credentials",
                 )
         return schemes
 
