@@ -310,6 +310,20 @@ def test_s7_an_api_key_whose_header_name_cannot_be_sent_leaves_its_scheme_out(
     assert _warnings_at(sink, "/securitySchemes/Broken/name")
 
 
+def test_the_oracle_is_told_which_schemes_the_package_sends(tmp_path: Path) -> None:
+    """The generated tests' oracle judges a request by the spec, whose `security` names a
+    scheme the package cannot send (left out above): `sentSchemes` says which it sends."""
+    schemes = {
+        "Adv": {"type": "apiKey", "in": "header", "name": "My API Key"},
+        "Good": {"type": "apiKey", "in": "header", "name": "X-Api-Key"},
+    }
+    paths = {"/a": {"get": _get("getA", security=[{"Adv": []}, {"Good": []}])}}
+    files, sink = _render(_document(paths, securitySchemes=schemes), tmp_path)
+    assert not sink.has_errors
+    cases = json.loads(files["tests/generated_cases.json"])
+    assert cases["oracle"][""]["sentSchemes"] == ["Good"]
+
+
 def test_header_parameters_whose_names_cannot_be_sent(tmp_path: Path) -> None:
     """An optional header parameter named `My Header` is left out with a warning; a required
     one leaves its operation out (no call of it could succeed), not the whole spec."""
@@ -464,12 +478,18 @@ def test_a_package_of_every_class_meets_our_bar(tmp_path: Path) -> None:
                 responses=_json_response({"$ref": "#/components/schemas/Field"}),
             )
         },
-        "/c": {"get": _get("get_user_2")},
-        "/d": {"get": _get("getUser2")},
+        # A scheme no request can carry: generated without it; the oracle does not hold the
+        # request to it (a NotJudged warning), but still to the scheme that is sent.
+        "/c": {"get": _get("get_user_2", security=[{"Adv": []}])},
+        "/d": {"get": _get("getUser2", security=[{"Adv": []}, {"Good": []}])},
     }
     schemas = {"Field": {"type": "object", "properties": {"Field": {"type": "string"}}}}
     folder = tmp_path / "out"
-    spec = _write(_document(paths, schemas=schemas), tmp_path)
+    schemes = {
+        "Adv": {"type": "apiKey", "in": "header", "name": "My API Key"},
+        "Good": {"type": "apiKey", "in": "header", "name": "X-Api-Key"},
+    }
+    spec = _write(_document(paths, schemas=schemas, securitySchemes=schemes), tmp_path)
     done = run(
         [sys.executable, "-m", "mcpmint", "generate", str(spec), "-o", str(folder)],
         cwd=tmp_path,
