@@ -55,6 +55,7 @@ from openapi_core.templating.media_types.datatypes import MediaType
 from openapi_core.templating.media_types.exceptions import MediaTypeNotFound
 from openapi_core.templating.media_types.finders import MediaTypeFinder
 from openapi_core.templating.paths.datatypes import PathOperationServer
+from openapi_core.templating.security.exceptions import SecurityNotFound
 from openapi_core.unmarshalling.request.unmarshallers import (
     APICallRequestUnmarshaller,
     V30RequestUnmarshaller,
@@ -690,6 +691,9 @@ class Oracle:
 
     def __init__(self, upstream: str) -> None:
         entry = CASES["oracle"][upstream]
+        # The security schemes of the spec the package can send a credential for; None: all.
+        sent = entry.get("sentSchemes")
+        self.sent_schemes = None if sent is None else frozenset(str(name) for name in sent)
         path = HERE / entry["document"]
         self.documents = Documents(path.as_uri())
         if not self.documents.load(path.as_uri())[0]:
@@ -885,6 +889,12 @@ def judge(
             stacklevel=2,
         )
         errors = [error for error in errors if not _caused_by(error, MediaTypeNotFound)]
+    for error in _unsendable(errors, judging.sent_schemes):
+        # Every alternative needs a scheme mcpmint left out (a key name that is no HTTP
+        # token, a kind it does not send; a warning when it made the package): no request
+        # of the package can meet it, so it is no finding about this one.
+        warnings.warn(f"{operation}: security not judged: {_error(error)}", NotJudged, stacklevel=2)
+        errors.remove(error)
     unread: set[tuple[str, str]] = set()
     for error in [error for error in errors if _caused_by(error, _CANNOT_READ)]:
         # openapi-core failed on the spec's text itself (`items: string`, not a schema):
@@ -942,6 +952,22 @@ def _not_media_types(found: PathOperationServer) -> list[str]:
 
 # What openapi-core raises when the spec, not the request, is what it cannot read.
 _CANNOT_READ = (AttributeError, TypeError)
+
+
+def _unsendable(errors: list[Any], sent: frozenset[str] | None) -> list[Any]:
+    """The security errors of `errors` whose every alternative names a scheme outside
+    `sent` (the schemes the package sends credentials for; None: every scheme)."""
+    if sent is None:
+        return []
+    found = []
+    for error in errors:
+        cause: BaseException | None = error
+        while cause is not None and not isinstance(cause, SecurityNotFound):
+            cause = cause.__cause__ or cause.__context__
+        alternatives = cause.schemes if isinstance(cause, SecurityNotFound) else []
+        if alternatives and all(any(n not in sent for n in names) for names in alternatives):
+            found.append(error)
+    return found
 
 
 def _caused_by(
