@@ -480,7 +480,14 @@ def test_a_package_of_every_class_meets_our_bar(tmp_path: Path) -> None:
         },
         # A scheme no request can carry: generated without it; the oracle does not hold the
         # request to it (a NotJudged warning), but still to the scheme that is sent.
-        "/c": {"get": _get("get_user_2", security=[{"Adv": []}])},
+        # (Its query parameter is still read and compared with the argument given.)
+        "/c": {
+            "get": _get(
+                "get_user_2",
+                security=[{"Adv": []}],
+                parameters=[{"name": "q", "in": "query", "schema": {"type": "string"}}],
+            )
+        },
         "/d": {"get": _get("getUser2", security=[{"Adv": []}, {"Good": []}])},
     }
     schemas = {"Field": {"type": "object", "properties": {"Field": {"type": "string"}}}}
