@@ -62,6 +62,7 @@ from openapi_core.unmarshalling.request.unmarshallers import (
     V31RequestUnmarshaller,
     V32RequestUnmarshaller,
 )
+from openapi_core.validation.request.exceptions import SecurityValidationError
 from openapi_core.validation.schemas.datatypes import FormatValidatorsDict
 from werkzeug.datastructures import Headers, ImmutableMultiDict
 
@@ -653,6 +654,23 @@ class _Reading(APICallRequestUnmarshaller):
             return {name: v[0] if len(v) == 1 else v for name, v in parts.lists()}
         return super()._deserialise_media_type(media_type, mimetype, parameters, value)
 
+    # The schemes the package sends credentials for (None: every scheme), and the security
+    # errors of the request being read that only such schemes could have met (`judge`).
+    sent_schemes: frozenset[str] | None = None
+    unjudged_security: list[BaseException]
+
+    def _get_security(self, parameters: Any, operation: SchemaPath) -> Any:
+        """openapi-core's reading of the request's credentials, but a requirement whose every
+        alternative needs a scheme the package cannot send is not judged (and openapi-core
+        reads the parameters and body after it, as after any met requirement)."""
+        try:
+            return super()._get_security(parameters, operation)
+        except SecurityValidationError as exc:
+            if not _unsendable([exc], self.sent_schemes):
+                raise
+            self.unjudged_security.append(exc)
+            return {}
+
     def _find_media_type(self, content: SchemaPath, mimetype: str | None = None) -> MediaType:
         return _find_media_type(content, mimetype)
 
@@ -681,7 +699,7 @@ class _V32(_Reading, V32RequestUnmarshaller):
     pass
 
 
-_READERS: dict[str, type[APICallRequestUnmarshaller]] = {"3.0": _V30, "3.1": _V31, "3.2": _V32}
+_READERS: dict[str, type[_Reading]] = {"3.0": _V30, "3.1": _V31, "3.2": _V32}
 
 
 class Oracle:
@@ -691,9 +709,6 @@ class Oracle:
 
     def __init__(self, upstream: str) -> None:
         entry = CASES["oracle"][upstream]
-        # The security schemes of the spec the package can send a credential for; None: all.
-        sent = entry.get("sentSchemes")
-        self.sent_schemes = None if sent is None else frozenset(str(name) for name in sent)
         path = HERE / entry["document"]
         self.documents = Documents(path.as_uri())
         if not self.documents.load(path.as_uri())[0]:
@@ -720,13 +735,17 @@ class Oracle:
         kind = _READERS[version[:3]]
         given = kind.schema_casters_factory
         casters = _Casters(given.schema_validators_factory, given.types_caster)
-        self.reader: APICallRequestUnmarshaller = kind(
+        self.reader: _Reading = kind(
             self.spec,
             schema_casters_factory=casters,
             style_deserializers_factory=_StyleReaders(casters, _STYLES),
             extra_format_unmarshallers=_AS_SENT,
             extra_media_type_deserializers=_MediaReaders(),
         )
+        # The security schemes of the spec the package sends credentials for; None: all.
+        sent = entry.get("sentSchemes")
+        self.reader.sent_schemes = None if sent is None else frozenset(map(str, sent))
+        self.reader.unjudged_security = []
 
     def not_judged(self, operation: str) -> list[str]:
         """Why parts of requests for the operation at `operation` (a `#/paths/...` pointer)
@@ -878,6 +897,7 @@ def judge(
     with warnings.catch_warnings():  # oauth2 and openIdConnect: a bearer token, not read
         warnings.filterwarnings("ignore", "Unsupported scheme type", UserWarning)
         warnings.filterwarnings("ignore", category=DeprecationWarning)  # the spec's word
+        reader.unjudged_security.clear()
         result = reader.unmarshal(sent)
     errors = [error for error in result.errors if not _ignored(error)]
     keys = _not_media_types(found)
@@ -889,12 +909,11 @@ def judge(
             stacklevel=2,
         )
         errors = [error for error in errors if not _caused_by(error, MediaTypeNotFound)]
-    for error in _unsendable(errors, judging.sent_schemes):
+    for error in reader.unjudged_security:
         # Every alternative needs a scheme mcpmint left out (a key name that is no HTTP
         # token, a kind it does not send; a warning when it made the package): no request
         # of the package can meet it, so it is no finding about this one.
         warnings.warn(f"{operation}: security not judged: {_error(error)}", NotJudged, stacklevel=2)
-        errors.remove(error)
     unread: set[tuple[str, str]] = set()
     for error in [error for error in errors if _caused_by(error, _CANNOT_READ)]:
         # openapi-core failed on the spec's text itself (`items: string`, not a schema):
