@@ -10,7 +10,7 @@ import hashlib
 import keyword
 import re
 import unicodedata
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 TOOL_NAME_PATTERN = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
@@ -56,6 +56,34 @@ def snake(text: str) -> str:
 
 def pascal(text: str) -> str:
     return "".join(w[:1].upper() + w[1:] for w in words(text))
+
+
+def class_stem(text: str) -> str:
+    """The stem of a tool's model classes (`<stem>Arguments`, `<stem>Result`) for a name:
+    PascalCase ASCII letters and digits that starts with a letter, so the classes are Python
+    identifiers whatever the name holds (`4oD feed` -> `Tool4oDFeed`, `` -> `Tool`)."""
+    stem = pascal(text)
+    return stem if stem[:1].isalpha() else "Tool" + stem
+
+
+def class_stems(wanted: Sequence[str]) -> list[str]:
+    """The `wanted` stems (one per tool, in the order of the tools' names), each made a
+    `class_stem` and told apart from the others: names that differ only in punctuation or
+    word breaks (`get_user_2`, `get_user2`) give one stem, which the first keeps; each later
+    one gets `V2`, `V3`, ... (never a stem another tool wants as it is). The same tools give
+    the same stems on every run."""
+    fixed = [class_stem(stem) for stem in wanted]
+    wanted_as_is = set(fixed)
+    taken: set[str] = set()
+    stems: list[str] = []
+    for stem in fixed:
+        candidate, number = stem, 1
+        while candidate in taken or (candidate != stem and candidate in wanted_as_is):
+            number += 1
+            candidate = f"{stem}V{number}"
+        taken.add(candidate)
+        stems.append(candidate)
+    return stems
 
 
 def env_name(text: str) -> str:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 
 from mcpmint import ir
 from mcpmint.build import naming
+from mcpmint.build.frontends import common
 from mcpmint.config import Source
 from mcpmint.diagnostics import DiagnosticSink
 from mcpmint.load.document import RawDocument
@@ -100,7 +101,8 @@ def merge_sources(parts: Sequence[Part], sink: DiagnosticSink) -> ir.Server:
         _check_unique_names(parts, sink)
     return replace(
         primary,
-        tools=tuple(sorted(tools, key=lambda t: t.name)),
+        # Prefixed stems can meet (`a` + `BC`, `ab` + `C`): told apart again, whole.
+        tools=common.with_class_stems(sorted(tools, key=lambda t: t.name)),
         security_schemes=tuple(sorted(schemes, key=lambda s: s.name)),
         upstreams=tuple(upstreams),
         skipped=tuple(skipped),

@@ -402,8 +402,24 @@ def _oracle(server: ir.Server) -> dict[str, Any]:
         found[spec.upstream] = {
             "document": converted_file(spec) if spec.converted else document,
             "server": None if base else FALLBACK_BASE_URL,
+            "sentSchemes": _sent_schemes(server, spec.upstream),
         }
     return found
+
+
+def _sent_schemes(server: ir.Server, upstream: str) -> list[str]:
+    """The spec's names of the security schemes the package sends credentials for, of the
+    source of `upstream` ("" the first): the others were left out, with a warning, and the
+    oracle does not hold a request to them. Another source's schemes are `<ns>.<name>`."""
+    others = [u.name for u in server.upstreams if u.name and u.name != upstream]
+    names = []
+    for scheme in server.security_schemes:
+        if upstream:
+            if scheme.name.startswith(upstream + "."):
+                names.append(scheme.name[len(upstream) + 1 :])
+        elif not any(scheme.name.startswith(name + ".") for name in others):
+            names.append(scheme.name)
+    return sorted(names)
 
 
 def _kinds(server: ir.Server, calls: dict[str, Any]) -> list[str]:

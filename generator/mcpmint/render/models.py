@@ -57,6 +57,9 @@ _STRUCTURAL = frozenset(
 # The distributions whose code writes the models (they key the cache).
 _LIBRARIES = ("datamodel-code-generator", "pydantic")
 _CLASS_LINE = re.compile(r"^class (\w+)\(", re.MULTILINE)
+# The only calls a models module makes (besides `model_rebuild`): pydantic's own, under the
+# names a `from pydantic import` binds to them (`Field as Field_aliased`, the alias the library
+# writes when a field is itself named `Field`) and nothing else binds.
 _ALLOWED_CALLS = frozenset({"Field", "ConfigDict"})
 _ALLOWED_NODES = (
     ast.Module,
@@ -116,12 +119,14 @@ def models_source(
     plain, left = plain_classes(document["$defs"], names)
     source = plain_module(plain)
     if left:
-        generated = _generated({"$defs": left}, cache, sink, location)
+        tool_classes = {c for pair in names.values() for c in pair if c}
+        generated = _tidied(_generated({"$defs": left}, cache, sink, location), tool_classes)
         source = _joined(plain, generated) if generated else ""
         if generated and not source:
             # A class the library named after a property is named like a plain class or
             # one of their imports: it makes every class instead, named apart in one run.
-            source = _generated(document, cache, sink, location)
+            generated = _generated(document, cache, sink, location)
+            source = _tidied(generated, tool_classes)
         if not source:
             return ""  # the errors are in the sink
     defined = set(_CLASS_LINE.findall(source))
@@ -140,7 +145,7 @@ def _generated(
 
     Kept in `cache` under the schema's digest. A stored module is audited like a fresh one:
     the cache folder is not trusted more than the generator."""
-    text = json.dumps(schema, sort_keys=True)
+    text = json.dumps(_unshadowing(schema), sort_keys=True)
     key = cache_key("models", hashlib.sha256(text.encode("utf-8")).hexdigest(), *_LIBRARIES)
     stored = cache.get("models", key) if cache is not None else None
     if isinstance(stored, str) and not audit(stored):
@@ -150,6 +155,131 @@ def _generated(
     if source and cache is not None:
         cache.put("models", key, source)
     return source
+
+
+def _tidied(source: str, keep: set[str]) -> str:
+    """The library's module `source` with two renames, everywhere the module names them:
+
+    - each class named like a field of some class (elbv2's `Actions: list[Action]` beside
+      the field `Action: Literal[...]`: in that class body, `Action` is the field) becomes
+      `<Name>Model` (`ActionModel`); the tools' own classes (`keep`) keep their names;
+    - `typing.Dict`, which it writes in a typed map's `__annotations__` whatever its
+      `use_standard_collections` says (ruff's UP006), becomes `dict`, and leaves the import.
+
+    Only names change: each `Name` node (not a field's target), a renamed class's `class`
+    line and the `typing` import, edited at the places `ast` gives, so the module's
+    statements stay as they were."""
+    if not source:
+        return source
+    tree = ast.parse(source)
+    classes = [node for node in tree.body if isinstance(node, ast.ClassDef)]
+    targets = [
+        member.target
+        for node in classes
+        for member in node.body
+        if isinstance(member, ast.AnnAssign) and isinstance(member.target, ast.Name)
+    ]
+    fields = {target.id for target in targets if isinstance(target, ast.Name)}
+    clashing = sorted({node.name for node in classes} & fields - keep)
+    taken = {node.name for node in classes} | fields | _MODULE_NAMES
+    renames = {name: naming.unique(name + "Model", taken, separator="") for name in clashing}
+    typing_import = next(
+        (
+            node
+            for node in tree.body
+            if isinstance(node, ast.ImportFrom)
+            and node.module == "typing"
+            and any(alias.name == "Dict" and alias.asname is None for alias in node.names)
+        ),
+        None,
+    )
+    if typing_import is not None:
+        renames["Dict"] = "dict"
+    if not renames:
+        return source
+    skipped = {id(target) for target in targets}
+    lines = [line.encode("utf-8") for line in source.splitlines(keepends=True)]
+    edits: list[tuple[int, int, int, str]] = []  # (line, start, end byte offsets, new text)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and node.id in renames and id(node) not in skipped:
+            assert node.end_col_offset is not None
+            edits.append((node.lineno - 1, node.col_offset, node.end_col_offset, renames[node.id]))
+        elif isinstance(node, ast.ClassDef) and node.name in renames:
+            start = node.col_offset + len(b"class ")
+            edits.append((node.lineno - 1, start, start + len(node.name), renames[node.name]))
+    for line, start, end, text in sorted(edits, reverse=True):
+        lines[line] = lines[line][:start] + text.encode("utf-8") + lines[line][end:]
+    if typing_import is not None:
+        kept = [
+            f"{alias.name} as {alias.asname}" if alias.asname else alias.name
+            for alias in typing_import.names
+            if not (alias.name == "Dict" and alias.asname is None)
+        ]
+        first, last = typing_import.lineno - 1, (typing_import.end_lineno or 0) - 1
+        for index in range(first, last + 1):
+            lines[index] = b""
+        if kept:
+            lines[first] = f"from typing import {', '.join(kept)}\n".encode()
+    return b"".join(lines).decode("utf-8")
+
+
+# The names the library's modules import (folded: lower case, letters only). It names the
+# class of an object in a property after the property, and a property named like one of these
+# (`Field`, `config_dict`) can make a class that shadows the import, which the library then
+# writes in annotations under the import's alias (`Field_aliased`): a broken module.
+_SHADOWING = frozenset({"field", "any", "literal", "basemodel", "configdict", "rootmodel"})
+
+
+def _unshadowing(schema: dict[str, Any]) -> dict[str, Any]:
+    """`schema` (`{"$defs": ...}`) with each object in a property named like an import
+    (`_SHADOWING`), or among the options of its `anyOf`/`oneOf`/`allOf`, moved to a `$defs`
+    entry of its own, named `<Property>Model` (`FieldModel`), so that no class is named
+    after such a property."""
+    defs: dict[str, Any] = dict(schema["$defs"])
+    taken = set(defs) | _MODULE_NAMES
+
+    def walk(node: Any) -> Any:
+        if isinstance(node, list):
+            return [walk(item) for item in node]
+        if not isinstance(node, dict):
+            return node
+        out: dict[str, Any] = {}
+        for key, value in node.items():
+            if key == "properties" and isinstance(value, dict):
+                out[key] = {name: prop(name, sub) for name, sub in value.items()}
+            elif key in ("enum", "const", "required"):
+                out[key] = value
+            else:
+                out[key] = walk(value)
+        return out
+
+    def prop(name: str, sub: Any) -> Any:
+        if re.sub(r"[^a-z]", "", name.lower()) not in _SHADOWING or not _makes_class(sub):
+            return walk(sub)
+        if "properties" not in sub:  # a composition: its objects are hoisted, it stays
+            return {
+                key: [prop(name, option) for option in value]
+                if key in ("anyOf", "oneOf", "allOf") and isinstance(value, list)
+                else walk(value)
+                for key, value in sub.items()
+            }
+        hoisted = naming.unique(naming.pascal(name) + "Model", taken, separator="")
+        defs[hoisted] = walk(sub)
+        return {"$ref": f"#/$defs/{hoisted}"}
+
+    walked = {name: walk(sub) for name, sub in schema["$defs"].items()}
+    return {"$defs": {**defs, **walked}}
+
+
+def _makes_class(schema: Any) -> bool:
+    """Whether the library makes a class of `schema` or of an option of it (named after
+    where it is): an object with properties, directly or in an `anyOf`/`oneOf`/`allOf`."""
+    if not isinstance(schema, dict):
+        return False
+    if "properties" in schema:
+        return True
+    options = [schema.get(key) for key in ("anyOf", "oneOf", "allOf")]
+    return any(_makes_class(o) for found in options if isinstance(found, list) for o in found)
 
 
 def _joined(plain: Mapping[str, str], generated: str) -> str:
@@ -520,11 +650,17 @@ def _generate(text: str, location: str) -> tuple[str, list[Diagnostic]]:
 
 
 def audit(source: str) -> str:
-    """ "" when `source` is only imports, classes, annotated fields and constant data."""
+    """ "" when `source` is only imports, classes, annotated fields and constant data.
+
+    A call is allowed only to pydantic's `Field` and `ConfigDict`, by a name their
+    `from pydantic import` binds (their own, or the alias the library writes when a field
+    is named like one: `Field as Field_aliased`) and that nothing else binds: neither the
+    module (a class, an assignment, another import) nor the class whose body calls it."""
     try:
         tree = ast.parse(source)
     except SyntaxError as exc:
         return f"syntax error at line {exc.lineno}"
+    callable_names = _pydantic_callables(tree)
     for node in ast.walk(tree):
         if not isinstance(node, _ALLOWED_NODES):
             return f"unexpected {type(node).__name__} at line {getattr(node, 'lineno', '?')}"
@@ -535,9 +671,54 @@ def audit(source: str) -> str:
             name = func.id if isinstance(func, ast.Name) else ""
             if isinstance(func, ast.Attribute) and func.attr == "model_rebuild":
                 continue
-            if name not in _ALLOWED_CALLS:
+            if name not in callable_names:
                 return f"unexpected call at line {node.lineno}"
+    for statement in tree.body:
+        if isinstance(statement, ast.ClassDef):
+            # A class body runs in order: a name its earlier statements bind (a field named
+            # `Field`) is what a later call by that name would call.
+            own: set[str] = set()
+            for member in statement.body:
+                for node in ast.walk(member):
+                    called = node.func if isinstance(node, ast.Call) else None
+                    if isinstance(called, ast.Name) and called.id in own:
+                        return f"unexpected call at line {called.lineno}"
+                own |= _bound_names([member])
     return ""
+
+
+def _pydantic_callables(tree: ast.Module) -> set[str]:
+    """The module-level names bound to pydantic's `Field` or `ConfigDict` by an import, and
+    by nothing else in the module."""
+    found: set[str] = set()
+    for statement in tree.body:
+        if isinstance(statement, ast.ImportFrom) and statement.module == "pydantic":
+            for alias in statement.names:
+                if alias.name in _ALLOWED_CALLS:
+                    found.add(alias.asname or alias.name)
+    bound: list[str] = []  # every module-level binding, once per binding
+    for statement in tree.body:
+        if isinstance(statement, ast.ImportFrom):
+            bound.extend(alias.asname or alias.name for alias in statement.names)
+        elif isinstance(statement, ast.ClassDef):
+            bound.append(statement.name)
+        else:
+            bound.extend(_bound_names([statement]))
+    return {name for name in found if bound.count(name) == 1}
+
+
+def _bound_names(statements: list[ast.stmt]) -> set[str]:
+    """The names the assignments among `statements` bind (a class body's fields)."""
+    names: set[str] = set()
+    for statement in statements:
+        targets: list[ast.expr] = []
+        if isinstance(statement, ast.AnnAssign):
+            targets = [statement.target]
+        elif isinstance(statement, ast.Assign):
+            targets = list(statement.targets)
+        for target in targets:
+            names.update(n.id for n in ast.walk(target) if isinstance(n, ast.Name))
+    return names
 
 
 def class_names(tool: ir.Tool) -> tuple[str, str]:
@@ -660,11 +841,18 @@ def _shape(schema: Any, local: Mapping[str, Any]) -> tuple[str, tuple[str, ...]]
     return text, tuple(order.order)
 
 
+# Names a `$defs` class may not take: what the module imports or defines besides the tools'
+# classes (a class `Field` would shadow pydantic's), and the constants `pascal` can spell.
+_MODULE_NAMES = frozenset({*_IMPORTED_NAMES.split(), "AnyValue", "None", "True", "False"})
+
+
 def _class_name(prefix: str, name: str) -> str:
     """A plain identifier for a `$defs` entry: dots would make the model generator write
-    one module per dotted prefix (`issuing.authorization`) instead of one module."""
+    one module per dotted prefix (`issuing.authorization`) instead of one module; a name
+    the module uses itself (`_MODULE_NAMES`) gets `Model` after it (`FieldModel`)."""
     stem = naming.pascal(name) or "Schema"
-    return f"{prefix}{stem}" if stem[0].isalpha() else f"{prefix}M{stem}"
+    found = f"{prefix}{stem}" if stem[0].isalpha() else f"{prefix}M{stem}"
+    return found + "Model" if found in _MODULE_NAMES else found
 
 
 def _structural(node: Any, renames: Mapping[str, str]) -> Any:

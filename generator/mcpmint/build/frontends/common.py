@@ -10,7 +10,8 @@ from __future__ import annotations
 import difflib
 import itertools
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from mcpmint import ir, refs
@@ -31,7 +32,8 @@ def new_server(
 ) -> ir.Server:
     """The server of `namespace`: `petstore` is the distribution `petstore-mcp`, the package
     `petstore_mcp` and the variables `PETSTORE_*`. Tools and schemes are sorted by name, so the
-    output does not depend on the order of the input."""
+    output does not depend on the order of the input. Each tool's model classes get a stem
+    of their own (`naming.class_stems`)."""
     return ir.Server(
         distribution=f"{namespace.replace('_', '-')}-mcp",
         package=f"{namespace}_mcp",
@@ -41,9 +43,19 @@ def new_server(
         version=one_line(version, 64),
         description=clean_text(description),
         instructions="",
-        tools=tuple(sorted(tools, key=lambda t: t.name)),
+        tools=with_class_stems(sorted(tools, key=lambda t: t.name)),
         security_schemes=tuple(sorted(security_schemes, key=lambda s: s.name)),
         **rest,
+    )
+
+
+def with_class_stems(tools: Sequence[ir.Tool]) -> tuple[ir.Tool, ...]:
+    """`tools` (sorted by name), each with a class stem that is an identifier's start and
+    no other tool's (`naming.class_stems`)."""
+    stems = naming.class_stems([tool.class_stem for tool in tools])
+    return tuple(
+        tool if tool.class_stem == stem else replace(tool, class_stem=stem)
+        for tool, stem in zip(tools, stems, strict=True)
     )
 
 

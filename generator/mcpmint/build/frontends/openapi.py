@@ -41,7 +41,7 @@ from mcpmint.diagnostics import DiagnosticSink, Level
 from mcpmint.load.document import RawDocument
 from mcpmint.load.specversion import SpecVersion
 from mcpmint.runtime.arguments import schema_validator
-from mcpmint.runtime.catalog import RESERVED_HEADERS, STYLES
+from mcpmint.runtime.catalog import HTTP_TOKEN, RESERVED_HEADERS, STYLES
 from mcpmint.write.cache import Memo
 
 # A security requirement that names no usable scheme: the message (then the name) and hint.
@@ -60,6 +60,7 @@ _MEDIA_TYPE = re.compile(r"^[a-z0-9][a-z0-9!#$&^_.+-]*/[a-z0-9][a-z0-9!#$&^_.+-]
 _JSON_MEDIA = re.compile(r"^[a-z0-9!#$&^_.+-]+/([^;,]*\+)?json([;,].*)?$", re.IGNORECASE)
 # After JSON, in this order of preference; any other media type whose schema is a binary string
 # (or absent) is sent as raw bytes, carried base64-encoded by one `body` argument.
+_TEXT_MEDIA = "text/plain"
 _SUPPORTED_BODY_MEDIA = ("application/x-www-form-urlencoded", "multipart/form-data", "text/plain")
 _FORM_MEDIA = "application/x-www-form-urlencoded"
 _FORM_STYLES = ("form", "spaceDelimited", "pipeDelimited", "deepObject")
@@ -316,8 +317,28 @@ class _Builder:
                 self.sink.warning(
                     self.locate(pointer),
                     f"security scheme {name!r} would send its key as the {scheme.get('name')} "
-                    "header, which a request may not set; operations that need only it will "
-                    "refuse to run",
+                    "header, which a request may not set; the scheme is left out, and operations "
+                    "that need only it are generated without credentials",
+                )
+            elif kind == "apiKey" and not _sendable_key_name(scheme.get("in"), scheme.get("name")):
+                location, key_name = str(scheme.get("in")), scheme.get("name")
+                problem = (
+                    f"{key_name!r} is not a valid {location} name (an HTTP token: letters, "
+                    "digits and !#$%&'*+.^_`|~-, no spaces)"
+                    if isinstance(key_name, str) and key_name
+                    else f"the {location} name is missing or empty"
+                )
+                self.sink.warning(
+                    self.locate(refs.join(pointer, "name")),
+                    f"security scheme {name!r}: {problem}, so no request can carry the key; "
+                    "the scheme is left out, and operations that need only it are generated "
+                    "without credentials",
+                    f"write the {location} name the API expects"
+                    + (
+                        f" (the scheme's own name, {name!r}?)"
+                        if HTTP_TOKEN.fullmatch(str(name))
+                        else " (e.g. 'X-Api-Key')"
+                    ),
                 )
             elif kind == "apiKey" and scheme.get("in") in ("header", "query", "cookie"):
                 location, parameter = str(scheme["in"]), str(scheme.get("name", ""))
@@ -345,7 +366,8 @@ class _Builder:
                 self.sink.warning(
                     self.locate(pointer),
                     f"security scheme {name!r} ({kind} {scheme.get('scheme', '')}) is not "
-                    "supported; operations that need only it will refuse to run",
+                    "supported; the scheme is left out, and operations that need only it are "
+                    "generated without credentials",
                 )
         return schemes
 
@@ -732,8 +754,18 @@ class _Builder:
             if operation_id is None:
                 continue
             where = refs.join(op.pointer, "operationId")
-            if not isinstance(operation_id, str) or not operation_id.strip():
+            if not isinstance(operation_id, str):
                 self.sink.error(self.locate(where), "operationId must be a non-empty string")
+                continue
+            if not operation_id.strip():
+                # Read as absent (as Swagger UI and the code generators read it): the tool is
+                # named from its method and path, as one without an operationId.
+                self.sink.warning(
+                    self.locate(where),
+                    f"{op.key}: the operationId is empty; read as absent, so the tool is "
+                    "named from the method and path",
+                    "give the operation a unique operationId, or remove the empty one",
+                )
                 continue
             if operation_id in seen:
                 self.sink.warning(
@@ -885,7 +917,7 @@ class _Builder:
                 method, op.request_path, tuple(parameters), body, accept, self.server(op)
             ),
             security=security,
-            operation_id=str(operation.get("operationId") or ""),
+            operation_id=str(operation["operationId"]) if _has_id(op) else "",
             source=op.pointer,
             confirmation=ir.confirmation_for(self.options.confirmation, annotations),
         )
@@ -900,8 +932,14 @@ class _Builder:
         found = op.operation.get("parameters")
         own: list[Any] = found if isinstance(found, list) else []
         own_ptrs = [refs.join(op.pointer, "parameters", i) for i in range(len(own))]
-        merged: dict[tuple[str, str], tuple[Mapping[str, Any], str]] = {}
-        for node, pointer in [*op.path_parameters, *zip(own, own_ptrs, strict=True)]:
+        # (location, wire name as the upstream compares it) -> (parameter, pointer, wire name)
+        merged: dict[tuple[str, str], tuple[Mapping[str, Any], str, str]] = {}
+        level: dict[tuple[str, str], int] = {}  # where each came from: 0 path item, 1 operation
+        shared = [(node, pointer, 0) for node, pointer in op.path_parameters]
+        for node, pointer, at in [
+            *shared,
+            *((n, q, 1) for n, q in zip(own, own_ptrs, strict=True)),
+        ]:
             param, param_pointer = self.deref(node, pointer)
             reason = refs.unresolved(param)
             if reason is not None:
@@ -920,8 +958,19 @@ class _Builder:
                     "a parameter needs a string `name` and `in` one of path, query, header, cookie",
                 )
                 continue
-            # Operation-level parameters override path-level ones with the same name and place.
-            merged[(location, wire)] = (param, param_pointer)
+            # Operation-level parameters override path-level ones with the same name and place
+            # (header names in any case: `X-Amz-Date` and `x-amz-date` are one header).
+            key = (location, _wire_key(location, wire))
+            if level.get(key) == at:
+                self.sink.warning(
+                    self.locate(param_pointer),
+                    f"{op.key}: {location} parameter {wire!r} is declared twice"
+                    + (" (header names are compared in any case)" if location == "header" else "")
+                    + f"; this declaration replaces the one at {self.locate(merged[key][1])}",
+                    "declare each parameter once per operation (OpenAPI: a parameter is "
+                    "identified by its name and location)",
+                )
+            merged[key], level[key] = (param, param_pointer, wire), at
         for wire, value in op.fixed_query:
             if ("query", wire) not in merged:
                 fixed = {
@@ -932,7 +981,7 @@ class _Builder:
                     "schema": {"type": "string", "enum": [value], "default": value},
                     "example": value,
                 }
-                merged[("query", wire)] = (fixed, op.pointer)
+                merged[("query", wire)] = (fixed, op.pointer, wire)
         placeholders = re.findall(r"\{([^{}]+)\}", op.request_path)
         for wire in placeholders:
             if ("path", wire) not in merged:
@@ -944,6 +993,7 @@ class _Builder:
                 merged[("path", wire)] = (
                     {"name": wire, "in": "path", "required": True},
                     op.pointer,
+                    wire,
                 )
         for location, wire in [key for key in merged if key[0] == "path"]:
             if wire not in placeholders:
@@ -952,9 +1002,10 @@ class _Builder:
                     f"{op.key}: path parameter {wire!r} does not appear in the path; ignored",
                 )
                 del merged[(location, wire)]
-        ordered = sorted(merged.items(), key=lambda kv: (_LOCATION_ORDER[kv[0][0]], kv[0][1]))
+        ordered = sorted(merged.values(), key=lambda v: (_LOCATION_ORDER[v[0]["in"]], v[2]))
         result: list[ir.Parameter] = []
-        for (location, wire), (param, pointer) in ordered:
+        for param, pointer, wire in ordered:
+            location = str(param["in"])
             if location == "header" and wire.lower() in _IGNORED_HEADERS:
                 self.sink.warning(
                     self.locate(pointer),
@@ -968,6 +1019,26 @@ class _Builder:
                     f"{op.key}: header parameter {wire!r} is left out: the HTTP client sets "
                     "that header itself",
                 )
+                continue
+            if location in ("header", "cookie") and not HTTP_TOKEN.fullmatch(wire):
+                # No request can carry such a name: an optional parameter is left out, a
+                # required one leaves the operation out (a tool that always fails is worse).
+                message = (
+                    f"{op.key}: {wire!r} is not a valid {location} name (an HTTP token: letters, "
+                    "digits and !#$%&'*+.^_`|~-, no spaces), so no request can carry it"
+                )
+                if param.get("required") is True:
+                    self.sink.error(
+                        self.locate(refs.join(pointer, "name")),
+                        message + "; the parameter is required",
+                        _PARTIAL_HINT,
+                    )
+                else:
+                    self.sink.warning(
+                        self.locate(refs.join(pointer, "name")),
+                        message + "; the optional parameter is left out",
+                        f"write the {location} name the API expects",
+                    )
                 continue
             if (location, _wire_key(location, wire)) in credentials:
                 self.sink.warning(
@@ -1034,7 +1105,8 @@ class _Builder:
             media_node = content[media]
             if isinstance(media_node, Mapping) and "schema" in media_node:
                 schema_pointer = refs.join(pointer, "content", media, "schema")
-                # A parameter described by `content` is sent serialised in that media type.
+                # A parameter described by `content` is sent serialised in that media type
+                # (as JSON text; in a path, as one percent-encoded segment).
                 return inputs.convert(media_node["schema"], schema_pointer), "json"
         if location != "path":
             self.sink.warning(
@@ -1110,6 +1182,18 @@ class _Builder:
             }
         else:
             schema = inputs.convert(media_node.get("schema", {}), schema_pointer)
+        if essence == _TEXT_MEDIA and _not_text(schema):
+            # Text carries a string; an object (appcenter's text/plain release update) is
+            # JSON by its schema, as a wildcard media type with such a schema is read.
+            self.sink.warning(
+                self.locate(schema_pointer),
+                f"{op.key}: the {media} request body's schema describes a JSON value that is "
+                "not a string, which text cannot carry; the body is sent as JSON "
+                "(application/json)",
+                "if the API takes JSON, list application/json in `content`; if it takes text, "
+                "give the body a string schema",
+            )
+            media = essence = "application/json"
         body_example = _first_example(media_node, self.example_of) if not raw else _MISSING
         body_origin = refs.join(pointer, "content", media)
         example_at = _example_pointer(media_node, body_origin) if not raw else body_origin
@@ -1395,6 +1479,13 @@ def _pick_media(content: Mapping[str, Any]) -> tuple[str, str]:
     return listed[0], "application/octet-stream"
 
 
+def _not_text(schema: Mapping[str, Any]) -> bool:
+    """A (converted) schema whose `type` says its value is not a string: an object, an
+    array, a number, a boolean (what a text body cannot be). The generated tests' oracle
+    reads such a `text/plain` body as JSON too (spec_oracle.py.jinja, `_find_media_type`)."""
+    return bool(_types(schema) - {"string", "null"})
+
+
 def _binary(schema: Mapping[str, Any], *, empty_too: bool = False) -> bool:
     """A string schema of raw bytes (`format: binary`, or 3.1's `contentMediaType` alone)."""
     if not schema:
@@ -1493,6 +1584,17 @@ def _without_default_port(url: str) -> str:
     return re.sub(
         r"^(https://[^/?#]*?):443(?=[/?#]|$)|^(http://[^/?#]*?):80(?=[/?#]|$)", r"\1\2", url
     )
+
+
+def _sendable_key_name(location: Any, name: Any) -> bool:
+    """Whether an apiKey's `name` can be sent where it goes: a non-empty string, and in a
+    header or a cookie an HTTP token (`X-Api-Key`; not `My API Key`). Another `in` is not
+    this check's to refuse."""
+    if location not in ("header", "query", "cookie"):
+        return True
+    if not isinstance(name, str) or not name:
+        return False
+    return location == "query" or HTTP_TOKEN.fullmatch(name) is not None
 
 
 def _wire_key(location: str, wire: str) -> str:

@@ -55,12 +55,14 @@ from openapi_core.templating.media_types.datatypes import MediaType
 from openapi_core.templating.media_types.exceptions import MediaTypeNotFound
 from openapi_core.templating.media_types.finders import MediaTypeFinder
 from openapi_core.templating.paths.datatypes import PathOperationServer
+from openapi_core.templating.security.exceptions import SecurityNotFound
 from openapi_core.unmarshalling.request.unmarshallers import (
     APICallRequestUnmarshaller,
     V30RequestUnmarshaller,
     V31RequestUnmarshaller,
     V32RequestUnmarshaller,
 )
+from openapi_core.validation.request.exceptions import SecurityValidationError
 from openapi_core.validation.schemas.datatypes import FormatValidatorsDict
 from werkzeug.datastructures import Headers, ImmutableMultiDict
 
@@ -380,6 +382,13 @@ class _MediaReaders(dict[str, Callable[..., Any]]):
         return _octets if reader is binary_loads else reader
 
 
+def _not_text(media_type: SchemaPath) -> bool:
+    """A media type object whose schema's `type` says its value is not a string."""
+    schema = media_type / "schema" if "schema" in media_type else None
+    kind = (schema / "type").read_value() if schema is not None and "type" in schema else []
+    return bool({*(kind if isinstance(kind, list) else [kind])} - {"string", "null"})
+
+
 def _find_media_type(content: SchemaPath, mimetype: str | None) -> MediaType:
     """The operation's media type object for the sent `Content-Type` (`mimetype`), the most
     specific key that matches first, read as the type that was sent."""
@@ -390,6 +399,14 @@ def _find_media_type(content: SchemaPath, mimetype: str | None) -> MediaType:
         for index, (key, node) in enumerate(content.str_items())
         if (rank := _rank(key, mimetype)) is not None
     ]
+    if not ranked and _essence(mimetype) == "application/json":
+        # A `text/plain` body whose schema is an object (or any value but a string): text
+        # cannot carry it, so mcpmint sends it as JSON (docs/tools-json.md), and reads it so.
+        ranked = [
+            (4, index, node)
+            for index, (key, node) in enumerate(content.str_items())
+            if _essence(key) == "text/plain" and _not_text(node)
+        ]
     if not ranked:
         raise MediaTypeNotFound(mimetype, list(content.str_keys()))
     node = min(ranked, key=lambda item: item[:2])[2]
@@ -644,8 +661,33 @@ class _Reading(APICallRequestUnmarshaller):
             return {name: v[0] if len(v) == 1 else v for name, v in parts.lists()}
         return super()._deserialise_media_type(media_type, mimetype, parameters, value)
 
+    # The schemes the package sends credentials for (None: every scheme), and the security
+    # errors of the request being read that only such schemes could have met (`judge`).
+    sent_schemes: frozenset[str] | None = None
+    unjudged_security: list[BaseException]
+
+    def _get_security(self, parameters: Any, operation: SchemaPath) -> Any:
+        """openapi-core's reading of the request's credentials, but a requirement whose every
+        alternative needs a scheme the package cannot send is not judged (and openapi-core
+        reads the parameters and body after it, as after any met requirement)."""
+        try:
+            return super()._get_security(parameters, operation)
+        except SecurityValidationError as exc:
+            if not _unsendable([exc], self.sent_schemes):
+                raise
+            self.unjudged_security.append(exc)
+            return {}
+
     def _find_media_type(self, content: SchemaPath, mimetype: str | None = None) -> MediaType:
         return _find_media_type(content, mimetype)
+
+    def _get_media_type_value(
+        self, param_or_header: SchemaPath, location: Mapping[str, Any], name: str | None = None
+    ) -> Any:
+        """A parameter described by `content`: in a path, its text percent-decoded (one
+        segment, sent encoded), as its styles' readers decode theirs."""
+        value = super()._get_media_type_value(param_or_header, location, name)
+        return unquote(value) if isinstance(location, PathValues) else value
 
     def _find_path(self, request: Any) -> PathOperationServer:
         found: PathOperationServer = request.found
@@ -664,7 +706,7 @@ class _V32(_Reading, V32RequestUnmarshaller):
     pass
 
 
-_READERS: dict[str, type[APICallRequestUnmarshaller]] = {"3.0": _V30, "3.1": _V31, "3.2": _V32}
+_READERS: dict[str, type[_Reading]] = {"3.0": _V30, "3.1": _V31, "3.2": _V32}
 
 
 class Oracle:
@@ -700,13 +742,17 @@ class Oracle:
         kind = _READERS[version[:3]]
         given = kind.schema_casters_factory
         casters = _Casters(given.schema_validators_factory, given.types_caster)
-        self.reader: APICallRequestUnmarshaller = kind(
+        self.reader: _Reading = kind(
             self.spec,
             schema_casters_factory=casters,
             style_deserializers_factory=_StyleReaders(casters, _STYLES),
             extra_format_unmarshallers=_AS_SENT,
             extra_media_type_deserializers=_MediaReaders(),
         )
+        # The security schemes of the spec the package sends credentials for; None: all.
+        sent = entry.get("sentSchemes")
+        self.reader.sent_schemes = None if sent is None else frozenset(map(str, sent))
+        self.reader.unjudged_security = []
 
     def not_judged(self, operation: str) -> list[str]:
         """Why parts of requests for the operation at `operation` (a `#/paths/...` pointer)
@@ -858,6 +904,7 @@ def judge(
     with warnings.catch_warnings():  # oauth2 and openIdConnect: a bearer token, not read
         warnings.filterwarnings("ignore", "Unsupported scheme type", UserWarning)
         warnings.filterwarnings("ignore", category=DeprecationWarning)  # the spec's word
+        reader.unjudged_security.clear()
         try:
             result = reader.unmarshal(sent)
         except re.error as exc:  # ECMA-262 the spec may use (`\p{L}`) and Python's `re` cannot
@@ -877,6 +924,11 @@ def judge(
             stacklevel=2,
         )
         errors = [error for error in errors if not _caused_by(error, MediaTypeNotFound)]
+    for error in reader.unjudged_security:
+        # Every alternative needs a scheme mcpmint left out (a key name that is no HTTP
+        # token, a kind it does not send; a warning when it made the package): no request
+        # of the package can meet it, so it is no finding about this one.
+        warnings.warn(f"{operation}: security not judged: {_error(error)}", NotJudged, stacklevel=2)
     unread: set[tuple[str, str]] = set()
     for error in [error for error in errors if _caused_by(error, _CANNOT_READ)]:
         # openapi-core failed on the spec's text itself (`items: string`, not a schema):
@@ -934,6 +986,22 @@ def _not_media_types(found: PathOperationServer) -> list[str]:
 
 # What openapi-core raises when the spec, not the request, is what it cannot read.
 _CANNOT_READ = (AttributeError, TypeError)
+
+
+def _unsendable(errors: list[Any], sent: frozenset[str] | None) -> list[Any]:
+    """The security errors of `errors` whose every alternative names a scheme outside
+    `sent` (the schemes the package sends credentials for; None: every scheme)."""
+    if sent is None:
+        return []
+    found = []
+    for error in errors:
+        cause: BaseException | None = error
+        while cause is not None and not isinstance(cause, SecurityNotFound):
+            cause = cause.__cause__ or cause.__context__
+        alternatives = cause.schemes if isinstance(cause, SecurityNotFound) else []
+        if alternatives and all(any(n not in sent for n in names) for names in alternatives):
+            found.append(error)
+    return found
 
 
 def _caused_by(

@@ -35,6 +35,7 @@ from .upstreams import NamedUpstream, UpstreamsError, check_operation_server, lo
 
 __all__ = [
     "CONFIRMATIONS",
+    "HTTP_TOKEN",
     "RESERVED_HEADERS",
     "STYLES",
     "Body",
@@ -80,8 +81,9 @@ RESERVED_HEADERS = frozenset(
 METHODS = frozenset({"GET", "PUT", "POST", "DELETE", "OPTIONS", "HEAD", "PATCH", "TRACE", "QUERY"})
 LOCATIONS = ("path", "query", "header", "cookie")
 STYLES: Mapping[str, frozenset[str]] = {
-    "path": frozenset({"simple", "label", "matrix"}),
-    # "json": a parameter described by `content` rather than `schema`, sent as JSON text.
+    # "json": a parameter described by `content` rather than `schema`, sent as JSON text
+    # (in a path, as one percent-encoded segment).
+    "path": frozenset({"simple", "label", "matrix", "json"}),
     "query": frozenset({"form", "spaceDelimited", "pipeDelimited", "deepObject", "json"}),
     "header": frozenset({"simple", "json"}),
     "cookie": frozenset({"form", "json"}),
@@ -100,7 +102,7 @@ SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "TRACE"})
 
 _TOOL_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
 # RFC 9110 token: the only characters allowed in a header or cookie name.
-_TOKEN = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+HTTP_TOKEN = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
 _PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
 
 
@@ -314,7 +316,7 @@ def _scheme(name: str, raw: Mapping[str, Any]) -> SecurityScheme:
     if kind == "apiKey":
         if location not in ("header", "query", "cookie"):
             raise CatalogError(f"{p}/in", f"unsupported apiKey location {location!r}")
-        if location != "query" and not _TOKEN.match(param_name):
+        if location != "query" and not HTTP_TOKEN.fullmatch(param_name):
             raise CatalogError(f"{p}/name", f"{param_name!r} is not a valid {location} name")
         # An API key may well travel as `Authorization: <key>`: it comes from the operator's
         # environment, never from the model, so that one reserved name is allowed here.
@@ -452,7 +454,7 @@ def _parameter(raw: Mapping[str, Any], p: str) -> Parameter:
     required = raw.get("required", False)
     if not isinstance(explode, bool) or not isinstance(required, bool):
         raise CatalogError(p, "explode and required must be booleans")
-    if location in ("header", "cookie") and not _TOKEN.match(name):
+    if location in ("header", "cookie") and not HTTP_TOKEN.fullmatch(name):
         raise CatalogError(f"{p}/name", f"{name!r} is not a valid {location} name")
     if location == "header" and name.lower() in RESERVED_HEADERS:
         raise CatalogError(f"{p}/name", f"a parameter cannot set the {name!r} header")

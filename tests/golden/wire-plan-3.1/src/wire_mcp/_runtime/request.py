@@ -184,10 +184,14 @@ def _render_path(template: str, params: tuple[Parameter, ...], arguments: Mappin
 
 
 def _path_segment(param: Parameter, value: object) -> str:
+    if param.style == "json":  # a parameter described by `content`: its JSON text, encoded
+        text = _json_text(value)
+        _refuse_traversal(param.argument, text)
+        return _enc(text)
     items, pairs = _items(value), _pairs(value)
     texts = items if items is not None else [t for kv in pairs or [] for t in kv]
-    if (items is None and pairs is None) or param.style == "json":
-        texts = [_json_text(value) if param.style == "json" else _text(value)]
+    if items is None and pairs is None:
+        texts = [_text(value)]
     if not texts:
         raise ArgumentError(param.argument, "must not be empty in a path")
     for text in texts:
