@@ -1511,3 +1511,41 @@ def test_output_roots_sharing_a_cycle_get_it_split_and_no_later_stage_changes_it
 
     assert not sink.has_errors, [d.render() for d in sink]
     assert {tool.name: tool.output_schema for tool in server.tools} == before
+
+
+def test_declared_properties_without_a_type_are_an_object_in_input() -> None:
+    """Xero's schemas (and many converted specs') give properties and no `type`: JSON Schema
+    alone then accepts any string, such as an example that is the object's JSON text, which
+    the typed models refuse (the generated tests of xero_files failed so)."""
+    properties = {"Name": {"type": "string"}}
+    assert _one({"properties": properties})["type"] == "object"
+    assert "type" not in _one({"properties": properties}, mode="output")
+    either = _one({"properties": properties, "anyOf": [{"required": ["Name"]}, {}]})
+    assert "type" not in either  # a composition says what it accepts
+
+
+def test_a_body_example_that_is_json_text_is_left_out(tmp_path: Path) -> None:
+    spec = {
+        "openapi": "3.0.3",
+        "info": {"title": "T", "version": "1"},
+        "paths": {
+            "/folders": {
+                "post": {
+                    "operationId": "createFolder",
+                    "requestBody": {
+                        "content": {
+                            "application/json": {
+                                "example": '{ "Name": "My Docs" }',
+                                "schema": {"properties": {"Name": {"type": "string"}}},
+                            }
+                        }
+                    },
+                    "responses": {"201": {"description": "ok"}},
+                }
+            }
+        },
+    }
+    path = tmp_path / "t.yaml"
+    path.write_text(yaml.safe_dump(spec), encoding="utf-8")
+    (tool,) = build(path, DiagnosticSink(), namespace="t").tools
+    assert all(isinstance(example.get("body", {}), dict) for example in tool.examples)

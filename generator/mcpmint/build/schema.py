@@ -67,6 +67,7 @@ _SCHEMA_KEYS: Final = _words(
 )
 _SCHEMA_LIST_KEYS: Final = _words("allOf anyOf oneOf prefixItems")
 _SCHEMA_MAP_KEYS: Final = _words("properties patternProperties dependentSchemas")
+_COMPOSITION_KEYS: Final = frozenset(_words("allOf anyOf oneOf not if then else $ref"))
 _UNCHECKABLE_PATTERN: Final = (
     "not a regular expression the server can check in linear time; dropped"
 )
@@ -1308,9 +1309,15 @@ def _as_object(schema: Any) -> Any:
 
 def _close(node: dict[str, Any]) -> None:
     """Strict input: an object with declared properties accepts nothing else, unless the spec
-    says what else it accepts. An object with no properties is free-form and stays open."""
+    says what else it accepts. An object with no properties is free-form and stays open.
+
+    Declared properties without a `type` (Xero's, many converted specs') say an object: the
+    typed models read them so, and JSON Schema alone would accept any string there, such as
+    an example that is the object's JSON text, which the models then refuse."""
     if not node.get("properties"):
         return
+    if "type" not in node and not _COMPOSITION_KEYS & node.keys():
+        node["type"] = "object"
     if "additionalProperties" in node or "unevaluatedProperties" in node:
         return
     names = node.get("type", "object")
