@@ -141,6 +141,12 @@ paths:
         - {name: MaxResults, in: query, schema: {type: string}}
         - {name: maxResults, in: query, schema: {type: integer}}
       responses: {"204": {description: done}}
+  /resumable:
+    get:
+      parameters:
+        - {name: resume, in: query, schema: {type: boolean, default: "true"}}
+        - {name: n, in: query, schema: {type: integer}}
+      responses: {"204": {description: done}}
   /letters:
     post:
       requestBody:
@@ -361,3 +367,17 @@ def test_a_pattern_python_cannot_read_is_not_judged_and_said(spec_oracle: Any) -
             headers=headers,
         )
     assert problems == []
+
+
+def test_a_spec_default_that_misfits_its_schema_is_not_held_against_the_request(
+    spec_oracle: Any,
+) -> None:
+    """exavault's `resume: {type: boolean, default: "true"}`: openapi-core applies the
+    default to a request without the parameter, then refuses it. Not the request's fault:
+    said, not judged; a value the request does send is still judged."""
+    url, operation = "https://eu.example.com/v1/resumable", "#/paths/~1resumable/get"
+    with pytest.warns(spec_oracle.NotJudged, match="resume"):
+        assert judged(spec_oracle, "GET", url, operation, {}) == []
+    with pytest.warns(spec_oracle.NotJudged):
+        bad = judged(spec_oracle, "GET", url + "?n=x", operation, {"n": "x"})
+    assert any("'n'" in problem for problem in bad), bad
