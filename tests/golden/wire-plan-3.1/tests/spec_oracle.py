@@ -939,7 +939,8 @@ def judge(
     nodes = {(where, name): node for where, name, node in parameters}
     for error in list(errors):
         place = (str(getattr(error, "location", "")), str(getattr(error, "name", "")))
-        if place in nodes and not _present(sent, *place, nodes[place]):
+        node = nodes.get(place)
+        if node is not None and "default" in node / "schema" and not _present(sent, *place, node):
             # A parameter the request does not carry: openapi-core judged the spec's own
             # `default`, which does not fit its schema (`default: "true"` for a boolean).
             warnings.warn(f"{operation}: not judged: {_error(error)}", NotJudged, stacklevel=2)
