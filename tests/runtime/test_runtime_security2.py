@@ -500,6 +500,19 @@ def test_S27_patterns_without_a_linear_time_reading_are_not_compiled(pattern: st
     assert pattern_search(pattern, "abc") is None
 
 
+async def test_S27_a_look_around_pattern_is_left_to_the_upstream(upstream: Recorder) -> None:
+    data = one_tool_catalog(
+        [param("v", "v", "query")], {"v": {"type": "string", "pattern": "^(?=.*[0-9])[a-z0-9]+$"}}
+    )
+    server = build_server(
+        load_catalog(data), transport=upstream.transport, environ=dict(ENV), audit=AuditLog("off")
+    )
+    async with Client(server) as client:
+        result = await client.call_tool("t", {"v": "abc"})
+    assert not result.is_error, result
+    assert [r.url.params["v"] for r in upstream.requests] == ["abc"]
+
+
 # -------------------------------------------------------------------- S25 header text
 
 

@@ -71,6 +71,10 @@ _COMPOSITION_KEYS: Final = frozenset(_words("allOf anyOf oneOf not if then else 
 _UNCHECKABLE_PATTERN: Final = (
     "not a regular expression the server can check in linear time; dropped"
 )
+_UNCHECKED_PATTERN: Final = (
+    "look-around or back-references, which the server does not check (no linear-time engine"
+    " runs them); the upstream does"
+)
 
 # Keywords that describe rather than constrain. A node with only these next to a `$ref` does not
 # need the referenced body merged in: `{"$ref": ..., "description": ...}` is valid 2020-12.
@@ -761,11 +765,14 @@ class _ModeConverter:
         return value
 
     def _pattern(self, value: Any, at: str) -> Any:
-        if not isinstance(value, str) or not _checkable(value):
-            # One the server cannot check goes, and the rest of the schema stays; the upstream
-            # still applies it.
-            self._warn(at, f"pattern {value!r}: {_UNCHECKABLE_PATTERN}")
+        if not isinstance(value, str) or not _compiles(value):
+            # jsonschema's check of the schema would refuse it; the rest of the schema stays.
+            self._warn(at, f"pattern {value!r} is not a valid regular expression; dropped")
             return _INVALID
+        if linear_pattern(value) is None:
+            # Look-around or back-references: kept for the model to read, but only a
+            # backtracking engine runs them, so the server leaves them to the upstream (S27).
+            self._warn(at, f"pattern {value!r}: {_UNCHECKED_PATTERN}")
         return value
 
     def _typed(self, value: Any, kind: type, what: str, at: str) -> Any:
@@ -1388,10 +1395,14 @@ def _copy_data(value: Any) -> Any:
 
 def _checkable(pattern: str) -> bool:
     """Whether the server can check `pattern`: in linear time (runtime/patterns.py: no
-    look-around, no back-references), and past jsonschema's own check of the schema, which
-    compiles patterns with Python's `re`."""
+    look-around, no back-references), and past jsonschema's own check of the schema."""
+    return _compiles(pattern) and linear_pattern(pattern) is not None
+
+
+def _compiles(pattern: str) -> bool:
+    """Whether Python's `re` compiles `pattern`, as jsonschema's check of a schema does."""
     try:
         re.compile(pattern)
     except re.error:
         return False
-    return linear_pattern(pattern) is not None
+    return True
