@@ -147,6 +147,13 @@ paths:
         - {name: resume, in: query, schema: {type: boolean, default: "true"}}
         - {name: n, in: query, schema: {type: integer}}
       responses: {"204": {description: done}}
+  /books:
+    get:
+      security: [{Key: []}]
+      parameters:
+        - {name: api-key, in: query, schema: {type: string}}
+        - {name: title, in: query, schema: {type: string}}
+      responses: {"204": {description: done}}
   /letters:
     post:
       requestBody:
@@ -156,6 +163,8 @@ paths:
             schema: {type: object, properties: {word: {type: string, pattern: "^\\\\p{L}+$"}}}
       responses: {"204": {description: done}}
 components:
+  securitySchemes:
+    Key: {type: apiKey, in: query, name: api-key}
   schemas:
     Thing:
       type: object
@@ -381,3 +390,14 @@ def test_a_spec_default_that_misfits_its_schema_is_not_held_against_the_request(
     with pytest.warns(spec_oracle.NotJudged):
         bad = judged(spec_oracle, "GET", url + "?n=x", operation, {"n": "x"})
     assert any("'n'" in problem for problem in bad), bad
+
+
+def test_a_parameter_that_is_the_credential_is_not_asked_of_the_arguments(
+    spec_oracle: Any,
+) -> None:
+    """nytimes declares its `api-key` both as a query parameter and as the apiKey scheme's
+    name; the package sends it from the credential (G17), never from an argument."""
+    url, operation = "https://eu.example.com/v1/books?title=x&api-key=k", "#/paths/~1books/get"
+    assert judged(spec_oracle, "GET", url, operation, {"title": "x"}) == []
+    wrong = judged(spec_oracle, "GET", url, operation, {"title": "y"})
+    assert any("title" in problem for problem in wrong), wrong
