@@ -948,7 +948,17 @@ def judge(
     problems = [_error(error) for error in errors]
     problems += _undeclared(spec, found, sent, parameters)
     if not errors:
-        read = [item for item in parameters if item[:2] not in unread]
+        # A parameter that is also the credential of a scheme (nytimes' `api-key` query
+        # parameter beside its apiKey scheme) is sent from the credential, not an argument.
+        headers, queries, cookies = _security_places(spec, found)
+        credentials = {("header", n.lower()) for n in headers} | {("query", n) for n in queries}
+        credentials |= {("cookie", n) for n in cookies}
+        read = [
+            (where, name, node)
+            for where, name, node in parameters
+            if (where, name) not in unread
+            and (where, name.lower() if where == "header" else name) not in credentials
+        ]
         given = {
             key: value for key, value in arguments.items() if key not in _keys(unread, arguments)
         }
