@@ -172,6 +172,7 @@ class _Builder:
         self.skipped: list[str] = []
         self.schemes: dict[str, ir.SecurityScheme] = {}
         self.warned_schemes: set[str] = set()  # places of undefined schemes warned about
+        self.warned_clashes: set[tuple[str, ...]] = set()  # schemes told apart, warned once
         self.cut_outputs: list[str] = []
         self.checked_servers: set[str] = set()  # `servers` lists of operations checked (G16)
         minor = 0 if (version.major, version.minor) == (3, 0) else 1
@@ -387,9 +388,8 @@ class _Builder:
         alternatives, clashes = common.one_credential_per_place(alternatives, self.schemes)
         where = refs.join(pointer, "security") if "security" in operation else "#/security"
         for names in clashes:
-            said = f"clash {names}"  # once per document: Google's specs repeat it everywhere
-            if said not in self.warned_schemes:
-                self.warned_schemes.add(said)
+            if names not in self.warned_clashes:  # once: Google's specs repeat it everywhere
+                self.warned_clashes.add(names)
                 self.sink.warning(
                     self.locate(where),
                     f"security schemes {' and '.join(map(repr, names))} are required together "
