@@ -794,3 +794,25 @@ def test_removing_one_is_not_removing_them_all() -> None:
     )
     assert index.search("take the tag off this photo", 1) == ["x_delete_tag"]
     assert index.search("remove all the tags from this photo", 1) == ["x_delete_tags"]
+
+
+def test_words_joined_in_a_query_are_a_name_unless_the_catalogue_joins_them() -> None:
+    index = index_of(
+        ("x_get_flag", "Get a feature flag", "/flags/{key}"),
+        ("x_get_checkout", "Get a checkout", "/checkouts/{id}"),
+        ("x_get_oncalls", "List on-calls", "/schedules/{s}/on-calls"),
+        ("x_get_schedule", "Get a schedule", "/schedules/{s}"),
+    )
+    # `new-checkout` names the flag: "checkout" counts as a name's word, for less.
+    assert index.search("show the new-checkout flag", 1) == ["x_get_flag"]
+    # The catalogue writes "on-calls": the same words in a query are words, not a name.
+    assert index.search("show the on-call schedule", 1) == ["x_get_oncalls"]
+
+
+def test_called_and_named_introduce_a_name() -> None:
+    index = index_of(
+        ("x_get_company", "Retrieve a company", "/companies/{id}"),
+        ("x_get_call", "Get a call", "/calls/{id}"),
+    )
+    assert index.search("look up the company called Initech", 1) == ["x_get_company"]
+    assert [key for key, _ in query_terms("a team named infra")] == ["team", "infra"]
