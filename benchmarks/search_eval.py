@@ -51,17 +51,25 @@ def split(tasks: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[
     return ordered[:half], ordered[half:]
 
 
-def _generator_key(spec: Path) -> str:
+def _generator_key(spec: Path, semantic: bool) -> str:
     digest = hashlib.sha256(spec.read_bytes())
     for source in sorted((ROOT / "generator" / "mcpmint").rglob("*.py")):
-        if "runtime" not in source.parts:
+        # The runtime's search runs when the figures are taken, except the tools' vectors,
+        # computed at generation from the text `semantic.tool_text` makes.
+        if "runtime" not in source.parts or (semantic and source.stem in _VECTOR_SOURCES):
             digest.update(source.read_bytes())
-    return digest.hexdigest()[:16]
+    return digest.hexdigest()[:16] + ("-semantic" if semantic else "")
 
 
-def build_catalog_json(spec: Path, namespace: str, cache: Path | None) -> dict[str, Any]:
-    """`tools.json` of `spec` in dynamic mode, as the generator writes it."""
-    key = f"{namespace}-{_generator_key(spec)}.json" if cache else ""
+_VECTOR_SOURCES = ("semantic", "search")
+
+
+def build_catalog_json(
+    spec: Path, namespace: str, cache: Path | None, semantic: bool = False
+) -> dict[str, Any]:
+    """`tools.json` of `spec` in dynamic mode (with semantic search if asked), as the
+    generator writes it."""
+    key = f"{namespace}-{_generator_key(spec, semantic)}.json" if cache else ""
     if cache and (cache / key).is_file():
         loaded: dict[str, Any] = json.loads((cache / key).read_text(encoding="utf-8"))
         return loaded
@@ -74,7 +82,7 @@ def build_catalog_json(spec: Path, namespace: str, cache: Path | None) -> dict[s
         config_file = Path(folder) / "mcpmint.yaml"
         config_file.write_text(
             f"sources:\n  - spec: {json.dumps(str(spec))}\n    namespace: {namespace}\n"
-            "tools:\n  mode: dynamic\n",
+            "tools:\n  mode: dynamic\n" + ("  semantic: true\n" if semantic else ""),
             encoding="utf-8",
         )
         sink = DiagnosticSink()
@@ -188,14 +196,14 @@ def spec_of(suite: dict[str, Any], folder: Path) -> Path:
 
 
 def evaluate(
-    name: str, cache: Path | None, show_misses: bool, measure: bool = True
+    name: str, cache: Path | None, show_misses: bool, measure: bool = True, semantic: bool = False
 ) -> dict[str, Any]:
     spec_file = TASKS / f"{name}.yaml"
     suite = yaml.safe_load(spec_file.read_text(encoding="utf-8"))
     started = time.perf_counter()
     with tempfile.TemporaryDirectory() as folder:
         spec = spec_of(suite, Path(folder))
-        searcher = Searcher(build_catalog_json(spec, suite["namespace"], cache))
+        searcher = Searcher(build_catalog_json(spec, suite["namespace"], cache, semantic))
     built = time.perf_counter() - started
     tuning, held_out = split(suite["tasks"])
     row: dict[str, Any] = {"api": name, "tools": len(searcher.catalog.tools), "build_s": built}
@@ -228,10 +236,14 @@ def main() -> None:
     parser.add_argument("--misses", action="store_true", help="print the tuning half's misses")
     parser.add_argument("--json", type=Path, default=None)
     parser.add_argument("--no-sizes", action="store_true", help="the search's figures only")
+    parser.add_argument(
+        "--semantic", action="store_true", help="catalogues with `tools.semantic: true`"
+    )
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT / "generator"))
     rows = [
-        evaluate(name, args.cache, args.misses, not args.no_sizes) for name in args.apis.split(",")
+        evaluate(name, args.cache, args.misses, not args.no_sizes, args.semantic)
+        for name in args.apis.split(",")
     ]
     print("| API | tools | tuning top-1 | top-3 | top-5 | held-out top-1 | top-3 | top-5 |")
     print("|---|---|---|---|---|---|---|---|")

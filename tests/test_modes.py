@@ -255,8 +255,9 @@ async def test_a_concise_result_validates_against_the_tools_output_schema(
     [
         "tools:\n  mode: dynamic\n  core: [get_pet]\n" + CONCISE.removeprefix("tools:\n"),
         "tools:\n  mode: groups\n  listed_groups: [store]\n",
+        "tools:\n  mode: dynamic\n  semantic: true\n",
     ],
-    ids=["dynamic", "groups"],
+    ids=["dynamic", "groups", "semantic"],
 )
 def test_a_package_generated_in_a_tool_mode_passes_its_own_tests(tmp_path: Path, body: str) -> None:
     config = write_config(tmp_path, body)

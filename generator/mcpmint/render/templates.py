@@ -19,6 +19,7 @@ import jinja2
 from mcpmint import __version__, ir
 from mcpmint.jsontext import compact, pretty
 from mcpmint.resources import runtime_dir, templates_dir
+from mcpmint.runtime import semantic
 from mcpmint.runtime.allowlist import tools_allow_variable
 from mcpmint.runtime.upstreams import server_variable_env
 from mcpmint.settings import RUNTIME_SETTINGS
@@ -34,6 +35,8 @@ RUNTIME_REQUIREMENTS = (
     # The runtime's metrics use its API directly (the SDK depends on it too); no-op alone.
     "opentelemetry-api>=1.30,<2",
 )
+# Dynamic mode's semantic search (runtime/semantic.py): the model and what runs it.
+SEMANTIC_REQUIREMENTS = semantic.REQUIREMENTS
 TEST_REQUIREMENTS = (
     "pytest>=8",
     "anyio>=4.5",
@@ -218,7 +221,8 @@ def _context(inputs: RenderInputs) -> dict[str, Any]:
         "tools_allow_variable": tools_allow_variable(server.env_prefix),
         "spec_file": inputs.spec_file,
         "mcpmint_version": __version__,
-        "runtime_requirements": RUNTIME_REQUIREMENTS,
+        "runtime_requirements": RUNTIME_REQUIREMENTS
+        + (SEMANTIC_REQUIREMENTS if "vectors" in (server.tool_modes or {}) else ()),
         "test_requirements": TEST_REQUIREMENTS,
         "oracle": bool(server.specs),
         "redis_requirements": REDIS_REQUIREMENTS,

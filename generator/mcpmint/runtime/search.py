@@ -48,7 +48,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-__all__ = ["Document", "SearchIndex", "query_terms", "terms"]
+__all__ = ["Document", "SearchIndex", "plain_query", "query_terms", "terms"]
 
 # BM25's usual constants: term frequency saturation and length normalisation.
 _K1 = 1.6
@@ -500,6 +500,12 @@ def _rephrase(query: str) -> str:
     return " ".join(out)
 
 
+def plain_query(query: str) -> str:
+    """The query without its values (numbers, ids, quoted strings): the words that say what
+    is wanted, as semantic search embeds them."""
+    return " ".join(c for c in _QUOTED.sub(" ", query).split() if not _is_value(c))
+
+
 def query_terms(query: str) -> list[tuple[str, tuple[tuple[str, float], ...]]]:
     """Each word of `query` that counts, with what it matches: itself (weight 1) and its
     synonyms (less). Values (numbers, ids, versions, quoted strings) are left out."""
@@ -777,6 +783,11 @@ class SearchIndex:
 
     def __len__(self) -> int:
         return len(self._names)
+
+    @property
+    def names(self) -> list[str]:
+        """The tools' names, in the index's order (the keys of `scores`)."""
+        return self._names
 
     def _fields_of(self, index: int) -> set[str]:
         """Every term of tool `index`."""
