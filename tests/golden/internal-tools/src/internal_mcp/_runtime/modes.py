@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from .projection import Projection, ProjectionError, load_projection
 from .search import Document, SearchIndex
+from .semantic import MODEL, SemanticSearch
 from .tokens import TOKEN_ARGUMENT
 
 if TYPE_CHECKING:
@@ -71,6 +72,23 @@ class ToolModes:
     listed_groups: tuple[str, ...] = ()
     tags: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     projections: Mapping[str, Projection] = field(default_factory=dict)
+    # Semantic search (semantic.py): each tool's vector, int8 in base64.
+    vectors: Mapping[str, str] = field(default_factory=dict)
+
+
+def _vectors(raw: Any, pointer: str, known: set[str]) -> dict[str, str]:
+    """The `vectors` section: the model's name and each tool's vector (absent: none)."""
+    if raw is None:
+        return {}
+    if not isinstance(raw, Mapping) or raw.get("model") != MODEL:
+        raise ModesError(pointer, f"must be an object whose `model` is {MODEL!r}")
+    tools = raw.get("tools")
+    if not isinstance(tools, Mapping):
+        raise ModesError(f"{pointer}/tools", "must be an object")
+    for name, row in tools.items():
+        if name not in known or not isinstance(row, str):
+            raise ModesError(f"{pointer}/tools/{name}", "must be a known tool's vector")
+    return {str(name): row for name, row in tools.items()}
 
 
 def load_modes(raw: Any, tool_names: Sequence[str]) -> ToolModes:
@@ -128,6 +146,7 @@ def load_modes(raw: Any, tool_names: Sequence[str]) -> ToolModes:
         listed_groups=tuple(listed),
         tags=tags,
         projections=projections,
+        vectors=_vectors(raw.get("vectors"), f"{p}/vectors", known),
     )
 
 
@@ -266,7 +285,7 @@ class ToolRouter:
         names = [tool.name for tool in catalog.tools if tool.name in allowed]
         core = set(modes.core)
         self._meta: dict[str, types.Tool] = {}
-        self._index: SearchIndex | None = None
+        self._index: SearchIndex | SemanticSearch | None = None
         if modes.mode == "dynamic":
             definitions = meta_tool_definitions(catalog.server.namespace, catalog.server.title)
             self._meta = {d["name"]: types.Tool.model_validate(d) for d in definitions}
@@ -285,6 +304,8 @@ class ToolRouter:
                 for tool in catalog.tools
                 if tool.name in allowed
             )
+            if modes.vectors:
+                self._index = SemanticSearch(self._index, modes.vectors)
             self.listed_names = [name for name in names if name in core]
         elif modes.mode == "groups":
             chosen = _chosen_groups(catalog.server.env_prefix, modes, environ)
