@@ -14,6 +14,10 @@ Modes decide what is *listed*; the operator's allowlists (`allowlist.py`) decide
 *exists*. A tool that is allowed but not listed can still be called by name (a model that read
 it through `describe_tool` may call it directly), and it is checked like any other.
 The modes travel in `tools.json` under `toolModes` (docs/tools-json.md).
+
+Over 600 lines: the section's checks (each key refused at its pointer) and the three meta
+tools' answers (search results, describe's budgeted schema, the unwrapped call) read best
+beside the modes they serve; the search itself is `search.py` and `semantic.py`.
 """
 
 from __future__ import annotations
