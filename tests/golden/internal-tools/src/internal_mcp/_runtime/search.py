@@ -12,8 +12,10 @@ a table of irregular past forms: sent, made, hidden) and stripped of stop words.
 read as a person writes it: a phrase means one action ("get rid of" deletes, "take bob off
 the list" removes, "turn it on" enables); values are not words to match (a number, an id
 such as `cus_OaR8x1` or `3f9a2b1`, a version, a quoted string); a capitalised word inside it
-is most often a name and counts for less, so do the words of a clause of time ("before
-pushing", "when files change"); "logged in" is the caller's session; and each word also
+is most often a name and counts for less, as do words joined by a hyphen or an underscore
+(`new-checkout`, `ops_schedule`) unless the catalogue joins them too (`on-call`) and the words
+of a clause of time ("before pushing", "when files change"); "called" and "named" only say
+that a name follows ("a team called infra"); "logged in" is the caller's session; and each word also
 matches its general synonyms at a lower weight (stop ~ cancel, show ~ list, send ~ transfer,
 spend ~ cost ~ billing): the same everyday words for every API, not a list per API. A word
 of a tool answers one word of the query: "invite a new user" does not find "add" twice. A
@@ -39,6 +41,7 @@ best beside the rules that use them.
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from collections import Counter
@@ -98,6 +101,7 @@ _STOP_WORDS = (
     "maybe perhaps something thing things stuff everything anything "
     "has have had having been being was were am "
     "one more either"  # "Creates one or more quotes": how many, not what
+    " called named titled"  # "a team called infra": what follows is a name
 )
 _STOP = frozenset(_STOP_WORDS.split())
 # Words a query says that narrow nothing by themselves but hint at a kind of operation;
@@ -368,6 +372,17 @@ def _is_value(chunk: str) -> bool:
 
 
 _INNER = re.compile(r"\w[.:]\w")
+# Words joined by a hyphen or an underscore: a name (`new-checkout`, `ops_schedule`,
+# `STRIPE_KEY`) unless the catalogue joins the same words (`on-call`, `brute-force`).
+_JOINED = re.compile(r"[A-Za-z0-9]+(?:[-_][A-Za-z0-9]+)+")
+
+
+def _pairs(text: str) -> set[tuple[str, str]]:
+    """Each two neighbouring words of `text`, lower-cased and stemmed, stop words kept."""
+    words = [_stem(raw.lower()) for raw in _WORD.findall(text)]
+    return set(itertools.pairwise(words))
+
+
 # "logged in", "signed in": the caller's session, not a log.
 _SIGNED_IN = re.compile(r"\b(?:log|logged|sign|signed)[ -]in\b", re.IGNORECASE)
 
@@ -573,6 +588,7 @@ _METHOD_VERBS = {
     "DELETE": ("delete",),
 }
 
+
 _QUESTION_WORDS = """
 is are am was were does do did has have can could how who whom which what where when whose why
 """
@@ -717,6 +733,9 @@ class SearchIndex:
         # The object a read, update or delete acts on (the last word of its path's last
         # resource), and whether many (the path ends at a resource) or one (at a parameter).
         self._reads: list[tuple[str, bool] | None] = []
+        # Every two neighbouring words of the tools' titles, names, tags and paths: what
+        # the catalogue writes joined (`on-calls`, `identity-provider`) is a word, not a name.
+        self._pairs: set[tuple[str, str]] = set()
         postings: dict[str, set[int]] = {}
         totals: Counter[str] = Counter()
         for index, document in enumerate(documents):
@@ -739,6 +758,9 @@ class SearchIndex:
             method = tuple(_normal(v) for v in _METHOD_VERBS.get(document.method.upper(), ()))
             self._actions.append(_actions(texts["title"], texts["name"]) | set(method))
             self._reads.append(_read_of(document.method, document.path, segments))
+            for field in ("title", "name", "tags"):
+                self._pairs |= _pairs(texts[field])
+            self._pairs |= _pairs(document.path)
             for field, bag in bags.items():
                 totals[field] += sum(bag.values())
                 for term in bag:
@@ -760,6 +782,13 @@ class SearchIndex:
         """Every term of tool `index`."""
         found = self._terms_of[index]
         return found
+
+    def _joined(self, match: re.Match[str]) -> str:
+        """Words joined in a query: kept if the catalogue joins them too, else a value."""
+        pairs = _pairs(match.group(0))
+        if pairs and pairs <= self._pairs:
+            return match.group(0)
+        return "-".join(part.capitalize() for part in re.split(r"[-_]", match.group(0)))
 
     def _term_score(self, index: int, term: str) -> tuple[float, bool]:
         """BM25F's saturated, weighted frequency of `term` in tool `index` (times its idf),
@@ -789,6 +818,7 @@ class SearchIndex:
         """The score of each tool (by its place in the index) that matches `query`, among
         `allowed`; a tool that matches no word is left out."""
         keep = None if allowed is None else frozenset(allowed)
+        query = _JOINED.sub(self._joined, query)
         wanted = query_terms(query)
         candidates: set[int] = set()
         for _, matches in wanted:
