@@ -445,7 +445,7 @@ def test_a_server_whose_scheme_is_a_variable_is_absolute(spec_oracle: Any) -> No
     document's server, so no request to it found its operation."""
     operation = "#/paths/~1setup/get"
     assert judged(spec_oracle, "GET", "http://hostname/setup", operation, {}) == []
-    wrong = judged(spec_oracle, "GET", "https://eu.example.com/v1/setup", operation, {})
+    wrong = judged(spec_oracle, "GET", "http://hostname/setup/more", operation, {})
     assert any("no operation" in problem for problem in wrong), wrong
 
 
