@@ -177,6 +177,10 @@ paths:
             schema:
               type: object
               properties: {html: {type: string}, margin: {type: string, default: 0}}
+          application/x-www-form-urlencoded:
+            schema:
+              type: object
+              properties: {html: {type: string}, margin: {type: string, default: 0}}
       responses: {"204": {description: done}}
   /locations:
     post:
@@ -464,6 +468,11 @@ def test_a_property_default_that_misfits_its_schema_is_not_held_against_the_body
     body = json.dumps(arguments).encode()
     bad = judged(spec_oracle, "POST", url, operation, arguments, content=body, headers=headers)
     assert any("InvalidRequestBody" in problem for problem in bad), bad
+    form = {"content-type": "application/x-www-form-urlencoded"}
+    sent = judged(
+        spec_oracle, "POST", url, operation, {"html": "x"}, content=b"html=x", headers=form
+    )
+    assert sent == []
 
 
 def test_read_only_counts_only_on_a_property(spec_oracle: Any) -> None:
