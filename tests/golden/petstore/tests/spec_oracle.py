@@ -663,7 +663,13 @@ class _Reading(APICallRequestUnmarshaller):
         ):
             parts = _multipart(value, **parameters)
             return {name: v[0] if len(v) == 1 else v for name, v in parts.lists()}
-        return super()._deserialise_media_type(media_type, mimetype, parameters, value)
+        read = super()._deserialise_media_type(media_type, mimetype, parameters, value)
+        if schema is not None and isinstance(read, dict) and mimetype in _FORMS:
+            # openapi-core fills in the `default` of each member the form leaves out (and
+            # then judges the spec's default): a member not sent stays out, as in `_Object`.
+            sent = _FORMS[mimetype](value, parameters)
+            read = {k: v for k, v in read.items() if k in sent or k not in _defaulted(schema, 0)}
+        return read
 
     # The schemes the package sends credentials for (None: every scheme), and the security
     # errors of the request being read that only such schemes could have met (`judge`).
@@ -1022,6 +1028,36 @@ def _multipart_types(found: Any) -> dict[str, str]:
     if "requestBody" not in found.operation or not content.exists() or "schema" not in content:
         return {}
     return _member_types(content / "schema", 0)
+
+
+def _defaulted(schema: SchemaPath, depth: int) -> set[str]:
+    """The properties of an object schema, and of its branches, that have a `default`."""
+    found: set[str] = set()
+    for key in ("allOf", "anyOf", "oneOf"):
+        if key in schema and depth < 8:
+            for branch in schema / key:
+                found |= _defaulted(branch, depth + 1)
+    if "properties" in schema:
+        found |= {name for name, node in (schema / "properties").str_items() if "default" in node}
+    return found
+
+
+def _form_names(value: bytes, parameters: Mapping[str, str]) -> set[str]:
+    """The names a URL-encoded form sends (`a[b]`, deepObject's, is `a`'s)."""
+    pairs = parse_qsl(value.decode("utf-8", "replace"), keep_blank_values=True)
+    return {name.partition("[")[0] for name, _ in pairs}
+
+
+def _part_names(value: bytes, parameters: Mapping[str, str]) -> set[str]:
+    """The names of a multipart body's parts."""
+    return set(_multipart(value, **parameters).keys())
+
+
+# The names each kind of form sends, to tell a member sent from one openapi-core filled in.
+_FORMS: dict[str, Callable[[bytes, Mapping[str, str]], set[str]]] = {
+    "application/x-www-form-urlencoded": _form_names,
+    "multipart/form-data": _part_names,
+}
 
 
 def _member_types(schema: SchemaPath, depth: int) -> dict[str, str]:
