@@ -162,10 +162,51 @@ paths:
           application/json:
             schema: {type: object, properties: {word: {type: string, pattern: "^\\\\p{L}+$"}}}
       responses: {"204": {description: done}}
+  /setup:
+    get:
+      servers:
+        - url: "{protocol}://{hostname}"
+          variables: {hostname: {default: HOSTNAME}, protocol: {default: http}}
+      responses: {"204": {description: done}}
+  /render:
+    post:
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              type: object
+              properties: {html: {type: string}, margin: {type: string, default: 0}}
+          application/x-www-form-urlencoded:
+            schema:
+              type: object
+              properties: {html: {type: string}, margin: {type: string, default: 0}}
+      responses: {"204": {description: done}}
+  /locations:
+    post:
+      parameters: [{name: id, in: query, schema: {$ref: "#/components/schemas/IdReadOnly"}}]
+      requestBody:
+        required: true
+        content: {application/json: {schema: {$ref: "#/components/schemas/Location"}}}
+      responses: {"204": {description: done}}
+  /notes:
+    post:
+      requestBody:
+        required: true
+        content: {application/xml: {schema: {$ref: "#/components/schemas/Thing"}}}
+      responses: {"204": {description: done}}
 components:
   securitySchemes:
     Key: {type: apiKey, in: query, name: api-key}
   schemas:
+    IdReadOnly: {type: string, readOnly: true}
+    Location:
+      type: object
+      readOnly: true
+      properties:
+        id: {$ref: "#/components/schemas/IdReadOnly"}
+        label: {type: string}
+        ids: {type: array, items: {$ref: "#/components/schemas/IdReadOnly"}}
     Thing:
       type: object
       required: [a]
@@ -401,3 +442,98 @@ def test_a_parameter_that_is_the_credential_is_not_asked_of_the_arguments(
     assert judged(spec_oracle, "GET", url, operation, {"title": "x"}) == []
     wrong = judged(spec_oracle, "GET", url, operation, {"title": "y"})
     assert any("title" in problem for problem in wrong), wrong
+
+
+def test_a_server_whose_scheme_is_a_variable_is_absolute(spec_oracle: Any) -> None:
+    """GitHub Enterprise's `{protocol}://{hostname}` was read as a path relative to the
+    document's server, so no request to it found its operation."""
+    operation = "#/paths/~1setup/get"
+    assert judged(spec_oracle, "GET", "http://hostname/setup", operation, {}) == []
+    wrong = judged(spec_oracle, "GET", "http://hostname/setup/more", operation, {})
+    assert any("no operation" in problem for problem in wrong), wrong
+
+
+def test_a_property_default_that_misfits_its_schema_is_not_held_against_the_body(
+    spec_oracle: Any,
+) -> None:
+    """exoapi's `margin: {type: string, default: 0}`: openapi-core filled in the default of
+    the property the body leaves out, then refused it; a value the body sends is judged."""
+    url, operation = "https://eu.example.com/v1/render", "#/paths/~1render/post"
+    headers = {"content-type": "application/json"}
+    good = judged(
+        spec_oracle, "POST", url, operation, {"html": "x"}, content=b'{"html":"x"}', headers=headers
+    )
+    assert good == []
+    arguments = {"html": "x", "margin": 1}
+    body = json.dumps(arguments).encode()
+    bad = judged(spec_oracle, "POST", url, operation, arguments, content=body, headers=headers)
+    assert any("InvalidRequestBody" in problem for problem in bad), bad
+    form = {"content-type": "application/x-www-form-urlencoded"}
+    sent = judged(
+        spec_oracle, "POST", url, operation, {"html": "x"}, content=b"html=x", headers=form
+    )
+    assert sent == []
+
+
+def test_read_only_counts_only_on_a_property(spec_oracle: Any) -> None:
+    """intellifi's `readOnly` on a whole body, a query parameter's schema and an array's
+    items: OpenAPI 3.0 gives it meaning only on an object's property. Those values are
+    still compared with the arguments, and a read-only property sent is still refused."""
+    url, operation = "https://eu.example.com/v1/locations", "#/paths/~1locations/post"
+    headers = {"content-type": "application/json"}
+    body = {"label": "x", "ids": ["a", "b"]}
+    content = json.dumps(body).encode()
+    good = judged(
+        spec_oracle,
+        "POST",
+        url + "?id=q",
+        operation,
+        {"id": "q", **body},
+        content=content,
+        headers=headers,
+    )
+    assert good == []
+    other = judged(
+        spec_oracle,
+        "POST",
+        url + "?id=q",
+        operation,
+        {"id": "r", **body},
+        content=content,
+        headers=headers,
+    )
+    assert any("for id, not argument id's" in problem for problem in other), other
+    sent = json.dumps({"id": "a", "label": "x"}).encode()
+    refused = judged(
+        spec_oracle,
+        "POST",
+        url,
+        operation,
+        {"body_id": "a", "label": "x"},
+        content=sent,
+        headers=headers,
+    )
+    assert any("read-only" in problem for problem in refused), refused
+
+
+def test_an_xml_body_is_read_as_xml_but_not_judged_by_its_schema(spec_oracle: Any) -> None:
+    """mastercard's application/xml bodies: openapi-core judges the element tree it reads as
+    the JSON object the schema describes, and refuses every one. A body that is no XML at
+    all (the `hello` the generated example was) is still refused."""
+    url, operation = "https://eu.example.com/v1/notes", "#/paths/~1notes/post"
+    headers = {"content-type": "application/xml"}
+    with pytest.warns(spec_oracle.NotJudged, match="read as XML"):
+        good = judged(
+            spec_oracle,
+            "POST",
+            url,
+            operation,
+            {"body": "PHRoaW5nLz4="},
+            content=b"<thing/>",
+            headers=headers,
+        )
+    assert good == []
+    bad = judged(
+        spec_oracle, "POST", url, operation, {"body": "aGVsbG8="}, content=b"hello", headers=headers
+    )
+    assert any("ParseError" in problem for problem in bad), bad

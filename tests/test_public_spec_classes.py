@@ -7,12 +7,14 @@ fields named like what the models module imports."""
 from __future__ import annotations
 
 import ast
+import base64
 import json
 import re
 import sys
 import types
 from pathlib import Path
 from typing import Any
+from xml.etree import ElementTree
 
 import pytest
 
@@ -508,3 +510,30 @@ def test_a_package_of_every_class_meets_our_bar(tmp_path: Path) -> None:
         checked = run([sys.executable, *command], cwd=folder, env=env)
         assert checked.returncode == 0, checked.stdout[-4000:] + checked.stderr[-2000:]
     assert load_catalog(json.loads((next(folder.rglob("tools.json"))).read_text()))
+
+
+def test_a_server_host_written_in_capitals_is_expected_as_sent(tmp_path: Path) -> None:
+    """GitHub Enterprise's `{protocol}://{hostname}` with `hostname: HOSTNAME`: the HTTP
+    client sends the host in lower case (RFC 3986 compares it so); the case expected the
+    capitals, and the package's own test failed."""
+    document = _document({"/a": {"get": _get("getA")}})
+    variables = {"protocol": {"default": "http"}, "hostname": {"default": "HOSTNAME"}}
+    document["servers"] = [{"url": "{protocol}://{hostname}/API", "variables": variables}]
+    files, sink = _render(document, tmp_path)
+    assert not sink.has_errors
+    cases = json.loads(files["tests/generated_cases.json"])
+    assert cases["calls"]["sweep_get_a"]["request"]["url"] == "http://hostname/API/a"
+
+
+def test_a_raw_xml_body_is_given_an_xml_example(tmp_path: Path) -> None:
+    """mastercard's application/xml bodies are sent as the bytes given (base64); their
+    example was `hello`, which no XML reader (the upstream's, the tests' oracle) reads."""
+    schema = {"type": "object", "properties": {"a": {"type": "string"}}}
+    body = {"content": {"application/xml": {"schema": schema}}}
+    files, sink = _render(_document({"/x": {"post": _get("postX", requestBody=body)}}), tmp_path)
+    assert not sink.has_errors
+    (tool,) = _catalog(files).tools
+    (example,) = tool.input_schema["properties"]["body"]["examples"]
+    assert ElementTree.fromstring(base64.b64decode(example)).tag == "example"
+    cases = json.loads(files["tests/generated_cases.json"])
+    assert cases["wideCalls"]["sweep_post_x"]["request"]["body"] == "<example/>"

@@ -118,6 +118,29 @@ def test_strings_honour_lengths_formats_and_simple_patterns(
 
 
 @pytest.mark.parametrize(
+    ("pattern", "expected"),
+    [
+        # Azure's subscription IDs: no candidate meets it, and no call case was made.
+        (
+            "^[0-9A-Fa-f]{8}-([0-9A-Fa-f]{4}-){3}[0-9A-Fa-f]{12}$",
+            "aaaaaaaa-aaaa-aaaa-aaaa-aaaaaaaaaaaa",
+        ),
+        ("^\\d{3}-[A-Z]{2,}$", "000-AA"),
+        ("^(foo|bar)+/[^/]+$", "foo/a"),
+        ("^[^a0A_ .x-]$", "b"),  # a negated class: a member of its own complement
+    ],
+)
+def test_a_string_meets_a_pattern_no_candidate_meets(pattern: str, expected: str) -> None:
+    assert _sample({"type": "string", "pattern": pattern}) == expected
+
+
+def test_a_pattern_beyond_reading_gives_no_sample() -> None:
+    """A lookahead or backreference is not read; no text is guessed."""
+    ok, _ = sample_instance({"type": "string", "pattern": "^(?=b)(z)\\1$"})
+    assert not ok
+
+
+@pytest.mark.parametrize(
     ("schema", "expected"),
     [
         ({"type": "integer"}, 1),
@@ -189,7 +212,8 @@ def test_a_union_branch_is_sampled_together_with_what_sits_next_to_the_union() -
 
 
 def test_unsatisfiable_schemas_give_no_sample() -> None:
-    assert sample_instance({"type": "string", "pattern": "^zz[q]+$"}) == (False, None)
+    too_short = {"type": "string", "pattern": "^zz[q]+$", "maxLength": 2}  # needs three
+    assert sample_instance(too_short) == (False, None)
     assert sample_instance({"type": "integer", "minimum": 5, "maximum": 4}) == (False, None)
     assert sample_instance({"not": {}}) == (False, None)
     closed = {"type": "object", "required": ["a"], "additionalProperties": False}

@@ -80,6 +80,23 @@ def test_errors_are_sorted_and_capped(validator: ArgumentValidator) -> None:
     assert errors[-1] == "... and 5 more"
 
 
+def test_past_the_cap_an_unknown_argument_comes_before_missing_ones(catalog: Catalog) -> None:
+    """Azure's `enforce` takes ten required arguments: called with none but a misspelt one,
+    the one problem that names what was sent was sorted past the cap, and cut."""
+    tool = catalog.tool("pets_get_pet")
+    assert tool is not None
+    names = [f"a{i:02}" for i in range(MAX_ERRORS + 1)]
+    schema = {
+        "type": "object",
+        "properties": {name: {"type": "string"} for name in names},
+        "required": names,
+        "additionalProperties": False,
+    }
+    errors = ArgumentValidator(replace(tool, input_schema=schema)).errors({"zz_typo": 1})
+    assert errors[0].startswith("zz_typo: unknown argument"), errors
+    assert errors[-1] == "... and 2 more"
+
+
 def test_extra_arguments_are_refused_even_when_the_schema_allows_them(catalog: Catalog) -> None:
     tool = catalog.tool("pets_get_pet")
     assert tool is not None

@@ -12,9 +12,10 @@ the answer is `(False, None)`, never a guess.
 
 from __future__ import annotations
 
+import importlib
 import math
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Final
 
 from jsonschema.protocols import Validator  # type: ignore[import-untyped, unused-ignore]
@@ -264,13 +265,106 @@ def _string(schema: Mapping[str, Any], variant: int) -> tuple[bool, Any]:
     if pattern is not None:
         # A pattern that is mostly literal (`^/v1/accounts`) is its own best sample.
         bases.append(re.sub(r"\\(.)", r"\1", pattern.removeprefix("^").removesuffix("$")))
-    for base in [*bases, *_STRING_CANDIDATES]:
+    # Last, a text read from the pattern, which none of those may meet (an ID's
+    # `^[0-9A-Fa-f]{8}-([0-9A-Fa-f]{4}-){3}[0-9A-Fa-f]{12}$`).
+    made = [text for text in [_pattern_text(pattern) if pattern is not None else None] if text]
+    for base in [*bases, *_STRING_CANDIDATES, *made]:
         if variant:
             base = f"{base}{variant}"
         text = _fit(base, low, high)
         if text is not None and (pattern is None or pattern_search(pattern, text)):
             return True, text
     return False, None
+
+
+# Python's own reading of a regular expression (`sre_parse`, private since 3.11): a tree of
+# opcodes. A pattern is ECMA-262's, mostly Python's too; what it reads otherwise, or cannot
+# read, gives no text, and every text is checked against the pattern itself after.
+_REGEX: Any = importlib.import_module("re._parser")
+# A character class's member, tried in this order.
+_CLASS_CANDIDATES: Final = "a0A-_ .xb1B"
+# `\d`, `\w`, `\s` and their complements, by the characters they hold.
+_CATEGORIES: Final[dict[str, Callable[[str], bool]]] = {
+    "CATEGORY_DIGIT": str.isdigit,
+    "CATEGORY_NOT_DIGIT": lambda c: not c.isdigit(),
+    "CATEGORY_WORD": lambda c: c.isalnum() or c == "_",
+    "CATEGORY_NOT_WORD": lambda c: not (c.isalnum() or c == "_"),
+    "CATEGORY_SPACE": str.isspace,
+    "CATEGORY_NOT_SPACE": lambda c: not c.isspace(),
+}
+
+
+def _pattern_text(pattern: str) -> str | None:
+    """A short text `pattern` matches: each repetition its fewest times, each alternation
+    its first branch, each class its first member of `_CLASS_CANDIDATES` (or of its own);
+    None for what this does not read (lookarounds, backreferences)."""
+    try:
+        tree = _REGEX.parse(pattern)
+    except (re.error, RecursionError, OverflowError, ValueError):
+        return None
+    out: list[str] = []
+    return "".join(out) if _emit(tree, out, 0) else None
+
+
+def _emit(items: Any, out: list[str], depth: int) -> bool:
+    if depth > _MAX_DEPTH:
+        return False
+    for op, value in items:
+        name = str(op)
+        if name == "LITERAL":
+            out.append(chr(value))
+        elif name in ("NOT_LITERAL", "ANY"):
+            out.append(next(c for c in _CLASS_CANDIDATES if name == "ANY" or ord(c) != value))
+        elif name == "IN":
+            found = _member(value)
+            if found is None:
+                return False
+            out.append(found)
+        elif name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
+            low, _, sub = value
+            if low > 64:
+                return False
+            for _ in range(low):
+                if not _emit(sub, out, depth + 1):
+                    return False
+        elif name == "SUBPATTERN":
+            if not _emit(value[-1], out, depth + 1):
+                return False
+        elif name == "ATOMIC_GROUP":
+            if not _emit(value, out, depth + 1):
+                return False
+        elif name == "BRANCH":
+            if not _emit(value[1][0], out, depth + 1):
+                return False
+        elif name != "AT":  # anchors give no text; lookarounds, backreferences: not read
+            return False
+    return True
+
+
+def _member(items: Any) -> str | None:
+    """The first character of `_CLASS_CANDIDATES` (or else of the class's own) a character
+    class (`[0-9A-Fa-f]`, `[^,]`, `\\d`) holds."""
+    negated = bool(items) and str(items[0][0]) == "NEGATE"
+    own = [
+        chr(v if str(op) == "LITERAL" else v[0])
+        for op, v in items
+        if str(op) in ("LITERAL", "RANGE")
+    ]
+    candidates: list[str] = [*_CLASS_CANDIDATES, *own]
+    for c in candidates:
+        held: bool = False
+        for op, value in items:
+            kind = str(op)
+            if kind == "LITERAL":
+                held = held or ord(c) == value
+            elif kind == "RANGE":
+                held = held or value[0] <= ord(c) <= value[1]
+            elif kind == "CATEGORY":
+                test = _CATEGORIES.get(str(value))
+                held = held or (test is not None and test(c))
+        if held != negated:
+            return c
+    return None
 
 
 def _fit(text: str, low: int, high: int | None) -> str | None:

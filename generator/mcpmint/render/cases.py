@@ -288,7 +288,7 @@ def _call(
     if "cookie" in headers and "cookie" in credential_headers:
         credential_headers["cookie"] = headers["cookie"] + "; " + credential_headers["cookie"]
     headers.update(credential_headers)
-    url = prepared.url
+    url = _as_sent(prepared.url)
     if query:
         url += ("&" if "?" in url else "?") + "&".join(query)
     return {
@@ -310,6 +310,15 @@ def _call(
         # Sent as text/plain, not as JSON: a bare JSON string must still go as JSON.
         "responseText": _text_response(tool),
     }
+
+
+def _as_sent(url: str) -> str:
+    """`url` as the HTTP client sends it: scheme and host lower case, as RFC 3986 (6.2.2.1)
+    compares them; a server variable's default may be written in capitals (GitHub
+    Enterprise's `{protocol}://{hostname}`, `hostname: HOSTNAME`)."""
+    parts = urlsplit(url)
+    user, at, host = parts.netloc.rpartition("@")
+    return parts._replace(scheme=parts.scheme.lower(), netloc=user + at + host.lower()).geturl()
 
 
 def _operation(source: str, path: str, method: str) -> str:

@@ -299,13 +299,16 @@ def _walk(value: Mapping[str, Any]) -> Iterable[str]:
             yield f"{format_path(path)}: {_json_type(item)} is not a JSON value"
 
 
+_MISSING = "required argument is missing"
+
+
 def _describe(error: ValidationError) -> list[str]:
     path = list(error.absolute_path)
     instance, schema = error.instance, error.schema
     if error.validator == "required" and isinstance(instance, Mapping):
         required: Any = error.validator_value
         missing = [r for r in required if r not in instance]
-        return [f"{format_path([*path, m])}: required argument is missing" for m in missing]
+        return [f"{format_path([*path, m])}: {_MISSING}" for m in missing]
     if (
         error.validator == "additionalProperties"
         and isinstance(instance, Mapping)
@@ -320,7 +323,9 @@ def _describe(error: ValidationError) -> list[str]:
 
 
 def _cap(problems: list[str]) -> list[str]:
-    flat = sorted(set(problems))
+    # What was given wrongly comes before what is missing: past the cap, an unknown or
+    # misspelt argument is the problem that tells the caller what to change.
+    flat = sorted(set(problems), key=lambda problem: (problem.endswith(_MISSING), problem))
     if len(flat) > MAX_ERRORS:
         return [*flat[:MAX_ERRORS], f"... and {len(flat) - MAX_ERRORS} more"]
     return flat

@@ -1177,7 +1177,7 @@ class _Builder:
             schema: dict[str, Any] = {
                 "type": "string",
                 "contentEncoding": "base64",
-                "examples": ["aGVsbG8="],
+                "examples": [_raw_example(essence)],
                 "description": f"The request body ({media}), base64-encoded." + also,
             }
         else:
@@ -1410,6 +1410,13 @@ def _complete_example(example: dict[str, Any], schema: Mapping[str, Any]) -> dic
                 return {}
             completed[name] = value
     return completed
+
+
+def _raw_example(essence: str) -> str:
+    """The example of a body sent as raw bytes (base64): a well-formed document for an XML
+    media type (`application/xml`, `+xml`), which the upstream parses, else `hello`."""
+    subtype = essence.partition("/")[2]
+    return "PGV4YW1wbGUvPg==" if subtype == "xml" or subtype.endswith("+xml") else "aGVsbG8="
 
 
 def _essence(media: object) -> str:

@@ -33,6 +33,7 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urljoin, urlsplit
+from xml.etree.ElementTree import Element
 
 import httpx2
 from jsonschema_path import SchemaPath
@@ -62,6 +63,8 @@ from openapi_core.unmarshalling.request.unmarshallers import (
     V31RequestUnmarshaller,
     V32RequestUnmarshaller,
 )
+from openapi_core.unmarshalling.schemas.factories import SchemaUnmarshallersFactory
+from openapi_core.unmarshalling.schemas.unmarshallers import ObjectUnmarshaller, TypesUnmarshaller
 from openapi_core.validation.request.exceptions import SecurityValidationError
 from openapi_core.validation.schemas.datatypes import FormatValidatorsDict
 from werkzeug.datastructures import Headers, ImmutableMultiDict
@@ -560,7 +563,8 @@ def _server_pattern(server: SchemaPath, base: Base) -> tuple[str, str]:
     of its `enum` values, else any text."""
     url = str((server / "url").read_value())
     variables = dict((server / "variables").read_value()) if "variables" in server else {}
-    if not re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://", url) and base[0]:
+    # Absolute when it has a scheme, one that is a variable too (`{protocol}://{hostname}`).
+    if not re.match(r"^(?:[A-Za-z][A-Za-z0-9+.-]*|\{[^{}]*\})+://", url) and base[0]:
         url, variables = urljoin(base[0], url), {**base[1], **variables}
     # A scheme's default port (`https://api.example.com:443/v1`) is not in the URL sent.
     url = re.sub(
@@ -659,7 +663,13 @@ class _Reading(APICallRequestUnmarshaller):
         ):
             parts = _multipart(value, **parameters)
             return {name: v[0] if len(v) == 1 else v for name, v in parts.lists()}
-        return super()._deserialise_media_type(media_type, mimetype, parameters, value)
+        read = super()._deserialise_media_type(media_type, mimetype, parameters, value)
+        if schema is not None and isinstance(read, dict) and mimetype in _FORMS:
+            # openapi-core fills in the `default` of each member the form leaves out (and
+            # then judges the spec's default): a member not sent stays out, as in `_Object`.
+            sent = _FORMS[mimetype](value, parameters)
+            read = {k: v for k, v in read.items() if k in sent or k not in _defaulted(schema, 0)}
+        return read
 
     # The schemes the package sends credentials for (None: every scheme), and the security
     # errors of the request being read that only such schemes could have met (`judge`).
@@ -681,6 +691,22 @@ class _Reading(APICallRequestUnmarshaller):
     def _find_media_type(self, content: SchemaPath, mimetype: str | None = None) -> MediaType:
         return _find_media_type(content, mimetype)
 
+    # The media types of XML read in the request being judged (`judge` says each).
+    unjudged_xml: list[str]
+
+    def _get_content_schema_value_and_schema(
+        self, raw: bytes, content: SchemaPath, mimetype: str | None = None
+    ) -> tuple[Any, SchemaPath | None]:
+        """openapi-core's reading of a body (or parameter) by its media type, but XML, read
+        as an element tree (so it is well-formed), is not judged by its schema: OpenAPI maps
+        XML to a schema through its `xml` objects, which openapi-core does not read; it
+        judges the tree as the JSON value it is not, and refuses every XML body."""
+        value, schema = super()._get_content_schema_value_and_schema(raw, content, mimetype)
+        if isinstance(value, Element):
+            self.unjudged_xml.append(str(mimetype))
+            return value, None
+        return value, schema
+
     def _get_media_type_value(
         self, param_or_header: SchemaPath, location: Mapping[str, Any], name: str | None = None
     ) -> Any:
@@ -692,6 +718,26 @@ class _Reading(APICallRequestUnmarshaller):
     def _find_path(self, request: Any) -> PathOperationServer:
         found: PathOperationServer = request.found
         return found
+
+
+class _Object(ObjectUnmarshaller):
+    """An object as it was sent. openapi-core's own fills in the `default` of each property
+    the request leaves out and validates that, which judges the spec's default (exoapi's
+    `margin: {type: string, default: 0}`), not the request; the oracle compares what was
+    sent with the arguments, where no default takes part (every format is read as sent)."""
+
+    def __call__(self, value: Any) -> Any:
+        return value
+
+
+def _unmarshallers(given: SchemaUnmarshallersFactory) -> SchemaUnmarshallersFactory:
+    """openapi-core's schema readers of a version, with `_Object` for objects."""
+    types = given.types_unmarshaller
+    return SchemaUnmarshallersFactory(
+        given.schema_validators_factory,
+        TypesUnmarshaller({**types.unmarshallers, "object": _Object}, types.default, types.multi),
+        format_unmarshallers=given.format_unmarshallers,
+    )
 
 
 class _V30(_Reading, V30RequestUnmarshaller):
@@ -745,6 +791,7 @@ class Oracle:
         self.reader: _Reading = kind(
             self.spec,
             schema_casters_factory=casters,
+            schema_unmarshallers_factory=_unmarshallers(kind.schema_unmarshallers_factory),
             style_deserializers_factory=_StyleReaders(casters, _STYLES),
             extra_format_unmarshallers=_AS_SENT,
             extra_media_type_deserializers=_MediaReaders(),
@@ -753,6 +800,7 @@ class Oracle:
         sent = entry.get("sentSchemes")
         self.reader.sent_schemes = None if sent is None else frozenset(map(str, sent))
         self.reader.unjudged_security = []
+        self.reader.unjudged_xml = []
 
     def not_judged(self, operation: str) -> list[str]:
         """Why parts of requests for the operation at `operation` (a `#/paths/...` pointer)
@@ -905,6 +953,7 @@ def judge(
         warnings.filterwarnings("ignore", "Unsupported scheme type", UserWarning)
         warnings.filterwarnings("ignore", category=DeprecationWarning)  # the spec's word
         reader.unjudged_security.clear()
+        reader.unjudged_xml.clear()
         try:
             result = reader.unmarshal(sent)
         except re.error as exc:  # ECMA-262 the spec may use (`\p{L}`) and Python's `re` cannot
@@ -924,6 +973,13 @@ def judge(
             stacklevel=2,
         )
         errors = [error for error in errors if not _caused_by(error, MediaTypeNotFound)]
+    for media_type in reader.unjudged_xml:
+        warnings.warn(
+            f"{operation}: the {media_type} body is read as XML, not judged by its schema "
+            "(openapi-core does not map XML to a schema)",
+            NotJudged,
+            stacklevel=2,
+        )
     for error in reader.unjudged_security:
         # Every alternative needs a scheme mcpmint left out (a key name that is no HTTP
         # token, a kind it does not send; a warning when it made the package): no request
@@ -972,6 +1028,36 @@ def _multipart_types(found: Any) -> dict[str, str]:
     if "requestBody" not in found.operation or not content.exists() or "schema" not in content:
         return {}
     return _member_types(content / "schema", 0)
+
+
+def _defaulted(schema: SchemaPath, depth: int) -> set[str]:
+    """The properties of an object schema, and of its branches, that have a `default`."""
+    found: set[str] = set()
+    for key in ("allOf", "anyOf", "oneOf"):
+        if key in schema and depth < 8:
+            for branch in schema / key:
+                found |= _defaulted(branch, depth + 1)
+    if "properties" in schema:
+        found |= {name for name, node in (schema / "properties").str_items() if "default" in node}
+    return found
+
+
+def _form_names(value: bytes, parameters: Mapping[str, str]) -> set[str]:
+    """The names a URL-encoded form sends (`a[b]`, deepObject's, is `a`'s)."""
+    pairs = parse_qsl(value.decode("utf-8", "replace"), keep_blank_values=True)
+    return {name.partition("[")[0] for name, _ in pairs}
+
+
+def _part_names(value: bytes, parameters: Mapping[str, str]) -> set[str]:
+    """The names of a multipart body's parts."""
+    return set(_multipart(value, **parameters).keys())
+
+
+# The names each kind of form sends, to tell a member sent from one openapi-core filled in.
+_FORMS: dict[str, Callable[[bytes, Mapping[str, str]], set[str]]] = {
+    "application/x-www-form-urlencoded": _form_names,
+    "multipart/form-data": _part_names,
+}
 
 
 def _member_types(schema: SchemaPath, depth: int) -> dict[str, str]:
@@ -1047,9 +1133,24 @@ def _ignored(error: BaseException) -> bool:
     if location == "header" and str(name).lower() in _IGNORED_HEADERS:
         return True
     # `readOnly` means a property a request should not send: nothing for a parameter whose
-    # schema is shared with a response (GitHub's `alert_number`), which openapi-core refuses.
+    # schema is shared with a response (GitHub's `alert_number`), which openapi-core refuses;
+    # nor where it marks no property at all (OpenAPI 3.0: "relevant only for Schema
+    # `properties` definitions"): a body, a parameter, an array's items (intellifi's).
     errors = getattr(error.__cause__, "schema_errors", None) or ()
-    return bool(location and errors) and all("read-only" in str(e.message) for e in errors)
+    if not errors or not all("read-only" in str(e.message) for e in errors):
+        return False
+    return bool(location) or not any(_on_property(e.relative_schema_path) for e in errors)
+
+
+def _on_property(schema_path: Any) -> bool:
+    """Whether a `readOnly` error's schema path (`properties, id, allOf, 0, readOnly`) puts
+    the keyword on the schema of an object's property, through `allOf`/`anyOf`/`oneOf`."""
+    steps = list(schema_path)[:-1]  # without `readOnly`
+    while len(steps) >= 2 and steps[-2] in ("allOf", "anyOf", "oneOf"):
+        steps = steps[:-2]
+    if steps[-1:] == ["additionalProperties"]:
+        return True
+    return len(steps) >= 2 and steps[-2] in ("properties", "patternProperties")
 
 
 def _error(error: BaseException) -> str:
@@ -1134,10 +1235,10 @@ def _values(
             problems.append(f"the {where} parameter {name} is sent, but no argument gives it")
             continue
         value = left.pop(key)
-        if name not in read and where == "path":  # unread by openapi-core (an ignored error)
-            text = unquote(sent.parameters.path[name])
-            if text != (value if isinstance(value, str) else json.dumps(value)):
-                problems.append(f"the path reads {text!r} for {name}, not argument {key}'s")
+        if name not in read:  # unread by openapi-core (an ignored error): read as text
+            texts = _texts(sent, where, name)
+            if texts not in _as_texts(value):
+                problems.append(f"the {where} reads {texts!r} for {name}, not argument {key}'s")
             continue
         if _plain(read.get(name)) != _plain(value):
             problems.append(
@@ -1151,6 +1252,23 @@ def _values(
             problems.append(f"the path reads {unquote(text)!r} for variable {name}, not {key}'s")
     nulls = {key: None for key, value in arguments.items() if value is None}
     return problems + _body(result, sent, left, nulls)
+
+
+def _texts(sent: SentRequest, where: str, name: str) -> list[str]:
+    """The text of each value a request carries for a parameter, percent-decoded."""
+    if where == "path":
+        return [unquote(sent.parameters.path[name])]
+    if where == "header":
+        return sent.headers.getlist(name)
+    pairs = sent.query if where == "query" else sent.cookies
+    return [value for key, value in pairs if key == name]
+
+
+def _as_texts(value: Any) -> list[list[str]]:
+    """How an argument's value may be sent as text: a list exploded or joined by commas."""
+    items = value if isinstance(value, list) else [value]
+    texts = [item if isinstance(item, str) else json.dumps(item) for item in items]
+    return [texts, [",".join(texts)]]
 
 
 def _argument(arguments: Mapping[str, Any], name: str, where: str, first: str = "") -> str | None:
