@@ -280,7 +280,10 @@ def _string(schema: Mapping[str, Any], variant: int) -> tuple[bool, Any]:
 # Python's own reading of a regular expression (`sre_parse`, private since 3.11): a tree of
 # opcodes. A pattern is ECMA-262's, mostly Python's too; what it reads otherwise, or cannot
 # read, gives no text, and every text is checked against the pattern itself after.
-_REGEX: Any = importlib.import_module("re._parser")
+try:
+    _REGEX: Any = importlib.import_module("re._parser")
+except ImportError:  # a later Python may move it: then no text from patterns, as for look-arounds
+    _REGEX = None
 # A character class's member, tried in this order.
 _CLASS_CANDIDATES: Final = "a0A-_ .xb1B"
 # `\d`, `\w`, `\s` and their complements, by the characters they hold.
@@ -298,6 +301,8 @@ def _pattern_text(pattern: str) -> str | None:
     """A short text `pattern` matches: each repetition its fewest times, each alternation
     its first branch, each class its first member of `_CLASS_CANDIDATES` (or of its own);
     None for what this does not read (lookarounds, backreferences)."""
+    if _REGEX is None:
+        return None
     try:
         tree = _REGEX.parse(pattern)
     except (re.error, RecursionError, OverflowError, ValueError):
