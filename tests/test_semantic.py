@@ -38,7 +38,9 @@ def billing(encoder: semantic.Encoder) -> tuple[SearchIndex, semantic.SemanticSe
     )
     texts = [semantic.tool_text(t, n, "x", m, p, ()) for n, t, p, m in TOOLS]
     rows = semantic.pack(encoder.embed(texts))
-    vectors = {tool[0]: row for tool, row in zip(TOOLS, rows, strict=True)}
+    vectors = {
+        tool[0]: semantic.row_bytes(row) or b"" for tool, row in zip(TOOLS, rows, strict=True)
+    }
     return index, semantic.SemanticSearch(index, vectors)
 
 
@@ -55,7 +57,7 @@ def test_meaning_finds_a_tool_that_shares_no_word_with_the_query(
 
 def test_the_vectors_travel_as_int8_and_keep_the_cosines(encoder: semantic.Encoder) -> None:
     rows = encoder.embed(["create a refund", "give the money back", "list the pods"])
-    again = semantic.unpack(semantic.pack(rows))
+    again = semantic.unpack([semantic.row_bytes(row) or b"" for row in semantic.pack(rows)])
     assert again.shape == rows.shape == (3, 384)
     assert abs(again @ rows[0] - rows @ rows[0]).max() < 0.01
     assert rows[0] @ rows[1] > rows[0] @ rows[2]  # nearer in meaning, nearer in space
@@ -81,7 +83,7 @@ def test_without_the_model_the_search_is_by_words_and_says_so(
     monkeypatch.setattr(semantic, "_PACKAGE", "no_such_model_package")
     with pytest.raises(semantic.SemanticUnavailable, match="not installed"):
         semantic.load_encoder()
-    words = semantic.SemanticSearch(index, {"x_post_refunds": ""})
+    words = semantic.SemanticSearch(index, {"x_post_refunds": bytes(semantic.DIMENSIONS)})
     with caplog.at_level(logging.WARNING):
         assert words.search("cancel the subscription", 2) == index.search(
             "cancel the subscription", 2
@@ -107,6 +109,13 @@ def test_vectors_of_another_model_or_tool_are_refused_at_their_pointer() -> None
         raw = {"mode": "dynamic", "vectors": {"model": semantic.MODEL, "tools": {"x_b": "AA=="}}}
         load_modes(raw, ["x_a"])
     assert unknown.value.pointer == "/toolModes/vectors/tools/x_b"
+    # A vector that is no base64, or of another length, is refused when the catalog loads
+    # (not at the first search).
+    for bad in ("not base64!", "AA=="):
+        with pytest.raises(ModesError) as malformed:
+            raw = {"mode": "dynamic", "vectors": {"model": semantic.MODEL, "tools": {"x_a": bad}}}
+            load_modes(raw, ["x_a"])
+        assert malformed.value.pointer == "/toolModes/vectors/tools/x_a"
 
 
 @pytest.mark.anyio
