@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from .projection import Projection, ProjectionError, load_projection
 from .search import Document, SearchIndex
-from .semantic import MODEL, SemanticSearch
+from .semantic import MODEL, SemanticSearch, row_bytes
 from .tokens import TOKEN_ARGUMENT
 
 if TYPE_CHECKING:
@@ -76,11 +76,11 @@ class ToolModes:
     listed_groups: tuple[str, ...] = ()
     tags: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     projections: Mapping[str, Projection] = field(default_factory=dict)
-    # Semantic search (semantic.py): each tool's vector, int8 in base64.
-    vectors: Mapping[str, str] = field(default_factory=dict)
+    # Semantic search (semantic.py): each tool's vector, its int8 bytes.
+    vectors: Mapping[str, bytes] = field(default_factory=dict)
 
 
-def _vectors(raw: Any, pointer: str, known: set[str]) -> dict[str, str]:
+def _vectors(raw: Any, pointer: str, known: set[str]) -> dict[str, bytes]:
     """The `vectors` section: the model's name and each tool's vector (absent: none)."""
     if raw is None:
         return {}
@@ -89,10 +89,13 @@ def _vectors(raw: Any, pointer: str, known: set[str]) -> dict[str, str]:
     tools = raw.get("tools")
     if not isinstance(tools, Mapping):
         raise ModesError(f"{pointer}/tools", "must be an object")
-    for name, row in tools.items():
-        if name not in known or not isinstance(row, str):
+    vectors = {}
+    for name, packed in tools.items():
+        row = row_bytes(packed) if name in known and isinstance(packed, str) else None
+        if row is None:
             raise ModesError(f"{pointer}/tools/{name}", "must be a known tool's vector")
-    return {str(name): row for name, row in tools.items()}
+        vectors[str(name)] = row
+    return vectors
 
 
 def load_modes(raw: Any, tool_names: Sequence[str]) -> ToolModes:

@@ -30,6 +30,7 @@ from typing import Any
 from .search import SearchIndex, _name_text, _path_parts, plain_query
 
 __all__ = [
+    "DIMENSIONS",
     "MODEL",
     "REQUIREMENTS",
     "WEIGHT",
@@ -38,6 +39,7 @@ __all__ = [
     "SemanticUnavailable",
     "load_encoder",
     "pack",
+    "row_bytes",
     "tool_text",
     "unpack",
 ]
@@ -53,7 +55,8 @@ REQUIREMENTS = (
 # The cosine's weight beside the word score (which is divided by the best one's).
 WEIGHT = 1.5
 _PACKAGE = "all_minilm_l6_v2"
-_LAYERS, _HEADS, _WIDTH = 6, 12, 384
+_LAYERS, _HEADS = 6, 12
+DIMENSIONS = 384  # of a vector, one int8 each in tools.json
 _MAX_TOKENS = 256
 _BATCH = 64
 logger = logging.getLogger(__name__)
@@ -82,12 +85,21 @@ def pack(rows: Any) -> list[str]:
     return [base64.b64encode(row.tobytes()).decode("ascii") for row in quantised]
 
 
-def unpack(packed: Sequence[str]) -> Any:
-    """The rows `pack` wrote, as float32."""
+def row_bytes(packed: str) -> bytes | None:
+    """One row `pack` wrote, as its bytes; None for text that is not one."""
+    try:
+        row = base64.b64decode(packed, validate=True)
+    except ValueError:
+        return None
+    return row if len(row) == DIMENSIONS else None
+
+
+def unpack(rows: Sequence[bytes]) -> Any:
+    """Rows of `row_bytes`, as float32."""
     import numpy as np
 
-    raw = b"".join(base64.b64decode(row) for row in packed)
-    return np.frombuffer(raw, dtype=np.int8).reshape(len(packed), -1).astype(np.float32) / 127.0
+    raw = np.frombuffer(b"".join(rows), dtype=np.int8).reshape(len(rows), DIMENSIONS)
+    return raw.astype(np.float32) / 127.0
 
 
 class Encoder:
@@ -104,7 +116,7 @@ class Encoder:
         # In batches of texts of about the same length: little padding to compute.
         order = sorted(range(len(encodings)), key=lambda i: len(encodings[i].ids))
         dtype = self._w["embeddings.LayerNorm.weight"].dtype
-        rows = np.zeros((len(encodings), _WIDTH), dtype)
+        rows = np.zeros((len(encodings), DIMENSIONS), dtype)
         for start in range(0, len(order), _BATCH):
             batch = order[start : start + _BATCH]
             length = max(len(encodings[i].ids) for i in batch)
@@ -133,7 +145,7 @@ class Encoder:
 
         w = self._w
         batch, length = ids.shape
-        head = _WIDTH // _HEADS
+        head = DIMENSIONS // _HEADS
         x = w["embeddings.word_embeddings.weight"][ids]
         x = x + w["embeddings.position_embeddings.weight"][:length][None]
         x = self._norm(x + w["embeddings.token_type_embeddings.weight"][0], "embeddings.LayerNorm")
@@ -149,7 +161,7 @@ class Encoder:
             a = q @ k.transpose(0, 1, 3, 2) / math.sqrt(head) + masked
             a = np.exp(a - a.max(-1, keepdims=True))
             a /= a.sum(-1, keepdims=True)
-            c = (a @ v).transpose(0, 2, 1, 3).reshape(batch, length, _WIDTH)
+            c = (a @ v).transpose(0, 2, 1, 3).reshape(batch, length, DIMENSIONS)
             x = self._norm(
                 x + self._dense(c, p + "attention.output.dense"), p + "attention.output.LayerNorm"
             )
@@ -194,9 +206,9 @@ class SemanticSearch:
 
     The model loads at the first search (about a second), not when the server starts."""
 
-    def __init__(self, index: SearchIndex, vectors: Mapping[str, str]) -> None:
+    def __init__(self, index: SearchIndex, vectors: Mapping[str, bytes]) -> None:
         self._index = index
-        self._vectors = vectors
+        self._vectors = vectors  # as `row_bytes` read them: checked when the catalog loads
         self._matrix: Any = None
         self._encoder: Encoder | None = None
         self._unavailable = False
@@ -229,11 +241,9 @@ class SemanticSearch:
                 return None
             import numpy as np
 
-            width = len(base64.b64decode(next(iter(self._vectors.values()), "")))
-            rows = [self._vectors.get(name) for name in self._index.names]
-            packed = [row if row is not None else "" for row in rows]
-            self._matrix = np.zeros((len(rows), width or _WIDTH), np.float32)
-            present = [i for i, row in enumerate(packed) if row]
+            names = self._index.names
+            self._matrix = np.zeros((len(names), DIMENSIONS), np.float32)
+            present = [i for i, name in enumerate(names) if name in self._vectors]
             if present:
-                self._matrix[present] = unpack([packed[i] for i in present])
+                self._matrix[present] = unpack([self._vectors[names[i]] for i in present])
         return self._encoder
